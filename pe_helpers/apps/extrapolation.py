@@ -1,0 +1,5 @@
+"""Apps for notebook extrapolation (filled in by its issue)."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

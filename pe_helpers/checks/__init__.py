@@ -1,0 +1,9 @@
+"""Exercise checkers, called inline by the student: ``check_sinusoidal(my_fn)``.
+
+Each checker runs the student's function on several inputs, compares it with the
+reference, and explains the mismatch in plain words, naming common mistakes. It returns a
+truthy :class:`CheckResult` on success and never shows the student a raw stack trace.
+"""
+
+from ._base import CheckResult  # noqa: F401
+from .sinusoidal import *  # noqa: F401,F403

@@ -1,0 +1,326 @@
+r"""Absolute positional encodings: sinusoidal, learned, and the rotation that links them to RoPE.
+
+Notation (used in every notebook):
+
+* ``pos`` a position, ``d`` the model dimension, ``i`` a dimension *pair* (0 <= i < d/2);
+* :math:`\omega_i = \text{base}^{-2i/d}`, the angular frequency of pair ``i``;
+* interleaved layout (the paper, the seed):
+  :math:`PE(pos, 2i) = \sin(pos\,\omega_i)`, :math:`PE(pos, 2i+1) = \cos(pos\,\omega_i)`;
+* concatenated layout (tensor2tensor, fairseq): columns ``[sin(pos ω_0..ω_{d/2-1}) | cos(...)]``;
+* :math:`R(k)`, the block-diagonal rotation with :math:`PE(pos+k) = R(k)\,PE(pos)`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor, nn
+
+from ._validate import (
+    ROPE_LAYOUTS,
+    check_base,
+    check_choice,
+    check_dim,
+    check_float_dtype,
+    check_int,
+    check_last_dim,
+    check_layout,
+    check_length,
+    check_real,
+    check_tensor,
+)
+
+__all__ = [
+    "PositionOutOfRangeError",
+    "inverse_frequencies",
+    "wavelengths",
+    "sinusoidal",
+    "layout_permutation",
+    "shift_matrix",
+    "LearnedPositionalEmbedding",
+    "SinusoidalPositionalEncoding",
+    "rope_angles",
+    "apply_rope",
+]
+
+
+class PositionOutOfRangeError(IndexError):
+    """A position past the end of a learned table: row ``max_len`` and beyond were never learned."""
+
+    def __init__(self, max_len: int, asked: int, what: str = "a sequence of length") -> None:
+        self.max_len = max_len
+        self.asked = asked
+        super().__init__(
+            f"{what} {asked} needs positions 0..{asked - 1}, but this learned table has "
+            f"max_len={max_len} rows (positions 0..{max_len - 1}). A learned absolute table has "
+            f"no vector for a position it was not built with: use a length <= {max_len}, or a "
+            f"larger table (whose extra rows are untrained)."
+        )
+
+
+def inverse_frequencies(dim: int, base: float = 10000.0) -> Tensor:
+    r"""Angular frequencies :math:`\omega_i = \text{base}^{-2i/d}` for ``i = 0 .. d/2 - 1``, in float64.
+
+    They fall *geometrically* from 1 (pair 0, the fastest) towards ``1/base``.
+    """
+    dim = check_dim("dim", dim)
+    base = check_base(base)
+    two_i = torch.arange(0, dim, 2, dtype=torch.float64)
+    return torch.pow(torch.tensor(base, dtype=torch.float64), -two_i / dim)
+
+
+def wavelengths(dim: int, base: float = 10000.0) -> Tensor:
+    r"""Wavelengths :math:`\lambda_i = 2\pi / \omega_i` (in positions), float64, from 2π up to below 2π·base."""
+    return 2 * math.pi / inverse_frequencies(dim, base)
+
+
+def _block_size(seq_len: int) -> int:
+    return max(1, math.isqrt(max(seq_len, 1)))
+
+
+def _sin_cos_pairs(seq_len: int, dim: int, base: float, offset: int, work: torch.dtype) -> tuple[Tensor, Tensor]:
+    r"""sin and cos of :math:`(offset + r)\,\omega_i`, each ``[seq_len, d/2]`` in ``work`` dtype.
+
+    Angles are formed in float64. To stay fast, only ``B + seq_len/B`` rows of angles go
+    through sin/cos (``B ≈ √seq_len``); the rest follow from the seed's shift identity
+    :math:`\sin((a+b)\omega) = \sin a\omega\cos b\omega + \cos a\omega\sin b\omega`,
+    :math:`\cos((a+b)\omega) = \cos a\omega\cos b\omega - \sin a\omega\sin b\omega`,
+    with ``a`` a multiple of ``B`` (coarse) and ``0 <= b < B`` (fine).
+    Each factor is correctly rounded to ``work``, so the float32 result is within a few
+    float32 ulps (< 3e-7) of the exact value at every position.
+    """
+    omega = inverse_frequencies(dim, base)
+    block = _block_size(seq_len)
+    n_blocks = -(-seq_len // block) if seq_len else 0
+    fine = torch.arange(block, dtype=torch.float64)[:, None] * omega  # b·ω, [B, d/2]
+    coarse = (offset + block * torch.arange(n_blocks, dtype=torch.float64))[:, None] * omega  # a·ω
+    fs, fc = torch.sin(fine).to(work), torch.cos(fine).to(work)
+    cs, cc = torch.sin(coarse).to(work), torch.cos(coarse).to(work)
+    half = dim // 2
+    sin = torch.empty(n_blocks, block, half, dtype=work)
+    cos = torch.empty(n_blocks, block, half, dtype=work)
+    torch.mul(cs[:, None, :], fc[None, :, :], out=sin)
+    sin.addcmul_(cc[:, None, :], fs[None, :, :])
+    torch.mul(cc[:, None, :], fc[None, :, :], out=cos)
+    cos.addcmul_(cs[:, None, :], fs[None, :, :], value=-1.0)
+    return sin.reshape(-1, half)[:seq_len], cos.reshape(-1, half)[:seq_len]
+
+
+def sinusoidal(
+    seq_len: int,
+    dim: int,
+    *,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+    offset: int = 0,
+    dtype: torch.dtype = torch.float32,
+) -> Tensor:
+    r"""The sinusoidal table ``[seq_len, dim]``; row ``r`` encodes position ``offset + r``.
+
+    .. math::
+        PE(pos, 2i) = \sin\!\left(\frac{pos}{\text{base}^{2i/d}}\right),\qquad
+        PE(pos, 2i+1) = \cos\!\left(\frac{pos}{\text{base}^{2i/d}}\right)
+
+    ``layout="interleaved"`` puts sin at even columns and cos at odd columns (the paper);
+    ``layout="concatenated"`` puts all sin columns first, then all cos columns.
+    Angles are computed in float64 and the result cast to ``dtype``: the maximum absolute
+    error is below 1e-6 for every position below 2**20 (float32 angles, as in the seed's
+    code, are off by ~3e-2 near position 1e6).
+    """
+    seq_len = check_length("seq_len", seq_len)
+    dim = check_dim("dim", dim)
+    base = check_base(base)
+    layout = check_layout(layout)
+    offset = check_int("offset", offset, minimum=0)
+    dtype = check_float_dtype(dtype)
+    work = torch.float64 if dtype == torch.float64 else torch.float32
+    sin, cos = _sin_cos_pairs(seq_len, dim, base, offset, work)
+    pe = torch.empty(seq_len, dim // 2, 2, dtype=work)
+    if layout == "interleaved":
+        pe[..., 0], pe[..., 1] = sin, cos
+        pe = pe.reshape(seq_len, dim)
+    else:
+        pe = torch.cat([sin, cos], dim=1)
+    return pe if pe.dtype == dtype else pe.to(dtype)
+
+
+def layout_permutation(dim: int) -> Tensor:
+    """Column order that turns the interleaved table into the concatenated one.
+
+    ``sinusoidal(n, d, layout="concatenated") == sinusoidal(n, d)[:, layout_permutation(d)]``:
+    first the even (sin) columns 0, 2, 4, ..., then the odd (cos) columns 1, 3, 5, ...
+    """
+    dim = check_dim("dim", dim)
+    return torch.cat([torch.arange(0, dim, 2), torch.arange(1, dim, 2)])
+
+
+def shift_matrix(k: float, dim: int, *, base: float = 10000.0, layout: str = "interleaved") -> Tensor:
+    r"""The rotation :math:`R(k)` (float64, ``[dim, dim]``) with :math:`PE(pos+k) = R(k)\,PE(pos)`.
+
+    For every pair ``i`` (column vectors ``[sin; cos]``), by the angle-addition formulas:
+
+    .. math::
+        \begin{bmatrix}\sin((pos+k)\omega_i)\\ \cos((pos+k)\omega_i)\end{bmatrix}
+        = \begin{bmatrix}\cos k\omega_i & \sin k\omega_i\\ -\sin k\omega_i & \cos k\omega_i\end{bmatrix}
+          \begin{bmatrix}\sin(pos\,\omega_i)\\ \cos(pos\,\omega_i)\end{bmatrix}
+
+    The matrix depends only on the offset ``k`` (which may be negative), never on ``pos``.
+    Interleaved layout: 2×2 blocks on the diagonal; concatenated: the same entries at
+    ``(i, i)``, ``(i, i + d/2)``, ``(i + d/2, i)``, ``(i + d/2, i + d/2)``.
+    """
+    k = check_real("k", k)
+    dim = check_dim("dim", dim)
+    base = check_base(base)
+    layout = check_layout(layout)
+    angle = k * inverse_frequencies(dim, base)
+    c, s = torch.cos(angle), torch.sin(angle)
+    half = dim // 2
+    sin_idx = torch.arange(0, dim, 2) if layout == "interleaved" else torch.arange(half)
+    cos_idx = sin_idx + 1 if layout == "interleaved" else torch.arange(half) + half
+    r = torch.zeros(dim, dim, dtype=torch.float64)
+    r[sin_idx, sin_idx] = c
+    r[sin_idx, cos_idx] = s
+    r[cos_idx, sin_idx] = -s
+    r[cos_idx, cos_idx] = c
+    return r
+
+
+class LearnedPositionalEmbedding(nn.Module):
+    r"""A learned absolute position table :math:`P_{learned} \in \mathbb{R}^{L \times d}`; :math:`p_i` is row ``i``.
+
+    ``forward(x)`` returns :math:`\tilde X = X + P[:n]` for ``x`` of shape ``(..., n, d)``.
+    A sequence longer than ``max_len`` raises :class:`PositionOutOfRangeError`: row ``L`` does not exist.
+    """
+
+    def __init__(self, max_len: int, dim: int, *, init_std: float = 0.02, seed: int | None = None) -> None:
+        super().__init__()
+        self.max_len = check_int("max_len", max_len, minimum=1)
+        self.dim = check_int("dim", dim, minimum=1)
+        init_std = check_real("init_std", init_std)
+        gen = torch.Generator().manual_seed(seed) if seed is not None else None
+        self.table = nn.Parameter(torch.randn(self.max_len, self.dim, generator=gen) * init_std)
+
+    def extra_repr(self) -> str:
+        return f"max_len={self.max_len}, dim={self.dim}"
+
+    def lookup(self, positions: Tensor | Sequence[int]) -> Tensor:
+        """Rows ``p_i`` for the given integer positions; any position >= max_len raises."""
+        pos = torch.as_tensor(positions)
+        if pos.is_floating_point() or pos.dtype == torch.bool:
+            raise TypeError(f"positions must be integers, got dtype {pos.dtype}.")
+        if pos.numel() and int(pos.min()) < 0:
+            raise ValueError(f"positions must be >= 0, got {int(pos.min())}.")
+        if pos.numel() and int(pos.max()) >= self.max_len:
+            raise PositionOutOfRangeError(self.max_len, int(pos.max()) + 1, what="position")
+        return self.table[pos]
+
+    def forward(self, x: Tensor) -> Tensor:
+        x = check_tensor("x", x, min_ndim=2)
+        check_last_dim("x", x, self.dim)
+        n = x.shape[-2]
+        if n > self.max_len:
+            raise PositionOutOfRangeError(self.max_len, n)
+        return x + self.table[:n]
+
+    def extended(self, new_max_len: int, *, seed: int | None = None) -> "LearnedPositionalEmbedding":
+        """A copy with ``new_max_len`` rows: the first ``max_len`` are these, the rest fresh (never trained)."""
+        new_max_len = check_int("new_max_len", new_max_len, minimum=self.max_len)
+        std = float(self.table.detach().std()) if self.table.numel() > 1 else 0.02
+        bigger = LearnedPositionalEmbedding(new_max_len, self.dim, init_std=std, seed=seed)
+        with torch.no_grad():
+            bigger.table[: self.max_len] = self.table
+        return bigger
+
+
+class SinusoidalPositionalEncoding(nn.Module):
+    r"""Adds the fixed sinusoidal table: :math:`\tilde X = X + PE[:n]`, for any length ``n``.
+
+    No trainable parameters. The table is cached (a non-persistent buffer) and regrown,
+    doubling, whenever a longer sequence arrives.
+    """
+
+    def __init__(self, dim: int, *, base: float = 10000.0, layout: str = "interleaved") -> None:
+        super().__init__()
+        self.dim = check_dim("dim", dim)
+        self.base = check_base(base)
+        self.layout = check_layout(layout)
+        self.register_buffer("table", sinusoidal(0, self.dim, base=self.base, layout=self.layout), persistent=False)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, base={self.base}, layout={self.layout!r}, cached={self.table.shape[0]}"
+
+    def encodings(self, n: int) -> Tensor:
+        """The first ``n`` rows of the table, growing the cache if needed."""
+        n = check_length("n", n)
+        if n > self.table.shape[0]:
+            size = max(n, 2 * self.table.shape[0], 64)
+            self.table = sinusoidal(size, self.dim, base=self.base, layout=self.layout)
+        return self.table[:n]
+
+    def forward(self, x: Tensor) -> Tensor:
+        x = check_tensor("x", x, min_ndim=2)
+        check_last_dim("x", x, self.dim)
+        return x + self.encodings(x.shape[-2]).to(dtype=x.dtype, device=x.device)
+
+
+def rope_angles(positions: Tensor | Sequence[int], dim: int, base: float = 10000.0) -> Tensor:
+    r"""Rotation angles :math:`\theta_{m,i} = m\,\omega_i` in float64, shape ``positions.shape + (d/2,)``."""
+    dim = check_dim("dim", dim)
+    base = check_base(base)
+    pos = torch.as_tensor(positions)
+    if pos.dtype == torch.bool:
+        raise TypeError("positions must be numbers, got a bool tensor.")
+    return pos.to(torch.float64)[..., None] * inverse_frequencies(dim, base)
+
+
+def apply_rope(
+    x: Tensor,
+    positions: Tensor | Sequence[int],
+    *,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+) -> Tensor:
+    r"""Rotary position embedding: rotate each pair of ``x``'s last dimension by :math:`m\,\omega_i`.
+
+    For the pair ``(a, b)`` of a vector at position ``m``:
+
+    .. math::
+        \begin{bmatrix}a'\\ b'\end{bmatrix} =
+        \begin{bmatrix}\cos m\omega_i & -\sin m\omega_i\\ \sin m\omega_i & \cos m\omega_i\end{bmatrix}
+        \begin{bmatrix}a\\ b\end{bmatrix}
+
+    so that :math:`(R_m q)^\top (R_n k) = q^\top R_{n-m} k` depends only on ``n - m``.
+    ``layout="interleaved"`` pairs dims ``(2i, 2i+1)`` (GPT-J, RoFormer); ``"half"`` pairs
+    ``(i, i + d/2)`` (GPT-NeoX, Llama-family code). ``positions`` has shape ``x.shape[-2]``
+    (one position per row) or any shape broadcastable to ``x.shape[:-1]``.
+    Angles are computed in float64, cos/sin applied in ``x``'s dtype (float32 at least).
+    """
+    x = check_tensor("x", x, min_ndim=1)
+    if not x.is_floating_point():
+        raise TypeError(f"x must be a floating tensor, got dtype {x.dtype}.")
+    dim = check_dim("x.shape[-1]", x.shape[-1])
+    layout = check_choice("layout", layout, ROPE_LAYOUTS)
+    theta = rope_angles(positions, dim, base)
+    try:
+        torch.broadcast_shapes(theta.shape[:-1], x.shape[:-1])
+    except RuntimeError:
+        raise ValueError(
+            f"positions of shape {tuple(theta.shape[:-1])} do not fit x of shape {tuple(x.shape)}: "
+            f"give one position per row (shape ({x.shape[-2] if x.ndim > 1 else 1},)) or a shape "
+            f"broadcastable to {tuple(x.shape[:-1])}."
+        ) from None
+    work = torch.float64 if x.dtype == torch.float64 else torch.float32
+    cos, sin = torch.cos(theta).to(work), torch.sin(theta).to(work)
+    xw = x.to(work)
+    if layout == "interleaved":
+        a, b = xw[..., 0::2], xw[..., 1::2]
+    else:
+        a, b = xw[..., : dim // 2], xw[..., dim // 2 :]
+    ra, rb = a * cos - b * sin, a * sin + b * cos
+    if layout == "interleaved":
+        out = torch.stack([ra, rb], dim=-1).flatten(-2)
+    else:
+        out = torch.cat([ra, rb], dim=-1)
+    return out.to(x.dtype)

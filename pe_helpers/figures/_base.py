@@ -1,0 +1,85 @@
+"""Shared drawing pieces: a figure that is built once, a colour-blind-safe palette, PNG rendering.
+
+Every ``build_*`` function in :mod:`pe_helpers.figures` returns ``(figure, update)``:
+``figure`` is a :class:`matplotlib.figure.Figure` drawn once, and ``update(**params)``
+changes its artists *in place* (``set_data``, ``set_array``, ``set_text``), never
+building a new figure, and returns a one-line caption (or ``None``).
+
+Figures are made with :class:`matplotlib.figure.Figure` directly (not ``pyplot``), so an
+app's figure is never auto-displayed twice by ``%matplotlib inline`` and never leaks into
+pyplot's figure list.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from PIL import Image as PILImage
+
+__all__ = [
+    "OKABE_ITO",
+    "DIVERGING",
+    "SEQUENTIAL",
+    "Updater",
+    "new_figure",
+    "freeze_layout",
+    "render_png",
+    "symmetric_limits",
+]
+
+#: Okabe & Ito (2008) colour-blind-safe palette for lines and markers.
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+#: Diverging colormap for signed values (use with symmetric limits, see :func:`symmetric_limits`).
+DIVERGING = "RdBu_r"
+#: Sequential colormap for values of one sign (attention weights, accuracies): perceptually uniform, CVD-safe.
+SEQUENTIAL = "cividis"
+
+Updater = Callable[..., "str | None"]
+
+
+def new_figure(width: float = 8.0, height: float = 3.6, *, dpi: int = 90) -> Figure:
+    """A figure with its own Agg canvas and constrained layout (frozen after the first draw by apps)."""
+    fig = Figure(figsize=(width, height), dpi=dpi, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def freeze_layout(fig: Figure) -> None:
+    """Run the layout engine once, then switch it off so later redraws only paint.
+
+    Constrained layout is the slowest part of a redraw; after the first draw the axes
+    positions stay where they are, which is what a slider app wants anyway.
+    """
+    fig.canvas.draw()
+    fig.set_layout_engine("none")
+
+
+def render_png(fig: Figure) -> bytes:
+    """Draw ``fig`` with Agg and encode it as PNG (fast compression: this runs on every slider move)."""
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    canvas.draw()
+    width, height = canvas.get_width_height(physical=True)
+    image = PILImage.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+    out = io.BytesIO()
+    image.convert("RGB").save(out, format="PNG", compress_level=1)
+    return out.getvalue()
+
+
+def symmetric_limits(values: object, floor: float = 1e-12) -> tuple[float, float]:
+    """``(-m, m)`` with ``m = max|values|``, so zero sits at the centre of a diverging colormap."""
+    import torch
+
+    t = torch.as_tensor(values)
+    m = max(float(t.abs().max()) if t.numel() else 0.0, floor)
+    return -m, m
+
+
+def label(ax: Axes, title: str, xlabel: str, ylabel: str) -> None:
+    """Title and axis labels in one call (they say what is plotted, with the equation or units)."""
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)

@@ -1,0 +1,5 @@
+"""Figures for notebook rotation (filled in by its issue)."""
+
+from __future__ import annotations
+
+__all__: list[str] = []
