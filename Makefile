@@ -1,6 +1,7 @@
 # pe-notebooks: every set-up step lives here, so a fresh machine needs only `make lab` or `make test`.
 #   make lab      create .venv if missing, install the lock + this package, open JupyterLab on notebooks/
 #   make test     same bootstrap, then pytest over tests/ and strict nbval over every notebook
+#   make student  write student/: the notebooks with exercise solutions replaced by stubs (git-ignored)
 # With .venv present and requirements.lock / pyproject.toml unchanged, nothing is reinstalled.
 
 PYTHON ?= python3
@@ -10,11 +11,12 @@ STAMP  := $(VENV)/.installed
 PORT   ?= 8888
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
 
-.PHONY: lab test test-fast notebooks lock clean help
+.PHONY: lab test test-fast notebooks student lock clean help
 
 help:
 	@echo "make lab    - set up (first time) and open JupyterLab on notebooks/"
 	@echo "make test   - set up (first time) and run every test and every notebook"
+	@echo "make student - write the student edition (solutions replaced by stubs) to student/"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +38,10 @@ test: $(STAMP)
 # Re-execute every notebook in place (after changing one), so its stored outputs are fresh.
 notebooks: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/jupyter nbconvert --to notebook --execute --inplace notebooks/*.ipynb
+
+# The student edition: every notebook with its exercise solutions replaced by stubs, outputs cleared.
+student: $(STAMP)
+	$(BIN)/python -m pe_helpers.student --src notebooks --out student
 
 # Rebuild the lock from the ranges in pyproject.toml (needs network access to PyPI).
 lock:

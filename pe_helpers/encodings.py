@@ -80,32 +80,36 @@ def _block_size(seq_len: int) -> int:
     return max(1, math.isqrt(max(seq_len, 1)))
 
 
-def _sin_cos_pairs(seq_len: int, dim: int, base: float, offset: int, work: torch.dtype) -> tuple[Tensor, Tensor]:
-    r"""sin and cos of :math:`(offset + r)\,\omega_i`, each ``[seq_len, d/2]`` in ``work`` dtype.
+def _fill_sin_cos(out: Tensor, seq_len: int, dim: int, base: float, offset: int, layout: str) -> None:
+    r"""Write :math:`\sin((offset + r)\,\omega_i)` and :math:`\cos(\dots)` into ``out`` (``[n_blocks·B, dim]``).
 
     Angles are formed in float64. To stay fast, only ``B + seq_len/B`` rows of angles go
     through sin/cos (``B ≈ √seq_len``); the rest follow from the seed's shift identity
     :math:`\sin((a+b)\omega) = \sin a\omega\cos b\omega + \cos a\omega\sin b\omega`,
     :math:`\cos((a+b)\omega) = \cos a\omega\cos b\omega - \sin a\omega\sin b\omega`,
     with ``a`` a multiple of ``B`` (coarse) and ``0 <= b < B`` (fine).
-    Each factor is correctly rounded to ``work``, so the float32 result is within a few
-    float32 ulps (< 3e-7) of the exact value at every position.
+    Each factor is correctly rounded to ``out``'s dtype, so a float32 result is within a
+    few float32 ulps (< 3e-7) of the exact value at every position.
     """
+    work = out.dtype
     omega = inverse_frequencies(dim, base)
     block = _block_size(seq_len)
-    n_blocks = -(-seq_len // block) if seq_len else 0
+    n_blocks = out.shape[0] // block
     fine = torch.arange(block, dtype=torch.float64)[:, None] * omega  # b·ω, [B, d/2]
     coarse = (offset + block * torch.arange(n_blocks, dtype=torch.float64))[:, None] * omega  # a·ω
-    fs, fc = torch.sin(fine).to(work), torch.cos(fine).to(work)
-    cs, cc = torch.sin(coarse).to(work), torch.cos(coarse).to(work)
+    fs, fc = torch.sin(fine).to(work)[None], torch.cos(fine).to(work)[None]
+    cs, cc = torch.sin(coarse).to(work)[:, None], torch.cos(coarse).to(work)[:, None]
     half = dim // 2
-    sin = torch.empty(n_blocks, block, half, dtype=work)
-    cos = torch.empty(n_blocks, block, half, dtype=work)
-    torch.mul(cs[:, None, :], fc[None, :, :], out=sin)
-    sin.addcmul_(cc[:, None, :], fs[None, :, :])
-    torch.mul(cc[:, None, :], fc[None, :, :], out=cos)
-    cos.addcmul_(cs[:, None, :], fs[None, :, :], value=-1.0)
-    return sin.reshape(-1, half)[:seq_len], cos.reshape(-1, half)[:seq_len]
+    if layout == "interleaved":  # columns (sin_0, cos_0, sin_1, cos_1, ...)
+        pairs = out.view(n_blocks, block, half, 2)
+        sin, cos = pairs[..., 0], pairs[..., 1]
+    else:  # columns (sin_0 .. sin_{d/2-1}, cos_0 .. cos_{d/2-1})
+        halves = out.view(n_blocks, block, 2, half)
+        sin, cos = halves[:, :, 0], halves[:, :, 1]
+    torch.mul(cs, fc, out=sin)
+    sin.addcmul_(cc, fs)
+    torch.mul(cc, fc, out=cos)
+    cos.addcmul_(cs, fs, value=-1.0)
 
 
 def sinusoidal(
@@ -136,13 +140,12 @@ def sinusoidal(
     offset = check_int("offset", offset, minimum=0)
     dtype = check_float_dtype(dtype)
     work = torch.float64 if dtype == torch.float64 else torch.float32
-    sin, cos = _sin_cos_pairs(seq_len, dim, base, offset, work)
-    pe = torch.empty(seq_len, dim // 2, 2, dtype=work)
-    if layout == "interleaved":
-        pe[..., 0], pe[..., 1] = sin, cos
-        pe = pe.reshape(seq_len, dim)
-    else:
-        pe = torch.cat([sin, cos], dim=1)
+    block = _block_size(seq_len)
+    rows = -(-seq_len // block) * block
+    pe = torch.empty(rows, dim, dtype=work)
+    if rows:
+        _fill_sin_cos(pe, seq_len, dim, base, offset, layout)
+    pe = pe[:seq_len]
     return pe if pe.dtype == dtype else pe.to(dtype)
 
 
@@ -294,7 +297,8 @@ def apply_rope(
     so that :math:`(R_m q)^\top (R_n k) = q^\top R_{n-m} k` depends only on ``n - m``.
     ``layout="interleaved"`` pairs dims ``(2i, 2i+1)`` (GPT-J, RoFormer); ``"half"`` pairs
     ``(i, i + d/2)`` (GPT-NeoX, Llama-family code). ``positions`` has shape ``x.shape[-2]``
-    (one position per row) or any shape broadcastable to ``x.shape[:-1]``.
+    (one position per row) or any shape broadcastable to ``x.shape[:-1]``; a single vector takes
+    a single position (``apply_rope(q, 5)`` or ``apply_rope(q, [5])``).
     Angles are computed in float64, cos/sin applied in ``x``'s dtype (float32 at least).
     """
     x = check_tensor("x", x, min_ndim=1)
@@ -303,6 +307,8 @@ def apply_rope(
     dim = check_dim("x.shape[-1]", x.shape[-1])
     layout = check_choice("layout", layout, ROPE_LAYOUTS)
     theta = rope_angles(positions, dim, base)
+    if x.ndim == 1 and theta.shape[:-1] == (1,):  # one vector, one position
+        theta = theta[0]
     try:
         torch.broadcast_shapes(theta.shape[:-1], x.shape[:-1])
     except RuntimeError:

@@ -22,10 +22,12 @@ def as_permutation(perm: Tensor | Sequence[int], n: int | None = None) -> Tensor
         p = torch.as_tensor(perm)
     except (TypeError, ValueError, RuntimeError):
         raise TypeError(f"perm must be a sequence of integers, got {perm!r}.") from None
+    if p.ndim == 1 and len(p) == 0:
+        raise ValueError("perm must be a permutation of 0..n-1 with at least one element, got [].")
     if p.ndim != 1 or p.is_floating_point() or p.dtype == torch.bool or p.is_complex():
         raise TypeError(f"perm must be a 1-D sequence of integers, got {perm!r}.")
     size = len(p) if n is None else n
-    if len(p) == 0 or sorted(p.tolist()) != list(range(size)):
+    if sorted(p.tolist()) != list(range(size)):
         raise ValueError(
             f"perm must be a permutation of 0..{size - 1} (each index exactly once), got {p.tolist()}."
         )

@@ -1,5 +1,37 @@
-"""Apps for notebook learned (filled in by its issue)."""
+"""Apps for notebook 02: slide the position i and see the learned row p_i and its similarity to every other row."""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import ipywidgets as widgets
+
+from .._validate import check_choice, check_int
+from ..figures.learned import TABLES, build_position_row_figure
+from ._base import App
+
+__all__ = ["learned_position_app"]
+
+
+def learned_position_app(
+    *, position: int = 3, table: str = "after training", max_len: int = 16, extra_rows: int = 8
+) -> App:
+    r"""Row :math:`p_i` of a table trained on the running-maximum task, and :math:`\cos(p_i, p_j)` for every ``j``.
+
+    Controls: ``position`` (0 .. max_len + extra_rows - 1; rows from ``max_len`` on were added
+    by ``.extended`` and never trained) and ``table`` (after / before training). The first
+    call trains the tiny model (about a second); later calls reuse it.
+    """
+    max_len = check_int("max_len", max_len, minimum=2)
+    extra_rows = check_int("extra_rows", extra_rows, minimum=0)
+    position = check_int("position", position, minimum=0)
+    if position >= max_len + extra_rows:
+        raise ValueError(
+            f"position must be in 0..{max_len + extra_rows - 1} (max_len + extra_rows - 1), got {position}."
+        )
+    table = check_choice("table", table, TABLES)
+    fig, update = build_position_row_figure(position=position, table=table, max_len=max_len, extra_rows=extra_rows)
+    controls = {
+        "position": widgets.IntSlider(value=position, min=0, max=max_len + extra_rows - 1, description="position i",
+                                      continuous_update=True),
+        "table": widgets.ToggleButtons(options=list(TABLES), value=table, description="table"),
+    }
+    return App(controls, fig, update, title="A learned position table, one row at a time")

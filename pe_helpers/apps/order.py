@@ -1,5 +1,43 @@
-"""Apps for notebook order (filled in by its issue)."""
+"""Apps for notebook 01: reorder a sentence and watch the score matrix and the outputs move with it."""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import ipywidgets as widgets
+
+from .._validate import check_choice, check_int
+from ..figures.order import build_permutation_figure
+from ..toy import APP_SENTENCE, ORDERS
+from ._base import App
+
+__all__ = ["permutation_app"]
+
+#: Factory keyword arguments for the generic sweeps (tests/test_apps_all.py, benchmarks/apps.py):
+#: start from order="random", so that moving the seed slider changes the permutation.
+BENCH_KWARGS = {"permutation_app": {"order": "random"}}
+
+
+def permutation_app(
+    *,
+    order: str = "swap 0 and 2",
+    seed: int = 0,
+    positions: bool = False,
+    sentence: str = APP_SENTENCE,
+    dim: int = 8,
+) -> App:
+    r"""Pick a reordering :math:`P` of a sentence and see :math:`S' = PSP^\top`, :math:`\text{Attn}(PX) = P\,\text{Attn}(X)`.
+
+    Controls: ``order`` (named orders, or "random"), ``seed`` (used by "random") and
+    ``positions`` (add :math:`p_i` to slot ``i``: the equalities break, the title shows by how much).
+    """
+    order = check_choice("order", order, ORDERS)
+    seed = check_int("seed", seed, minimum=0)
+    controls = {
+        "order": widgets.Dropdown(options=list(ORDERS), value=order, description="order"),
+        "seed": widgets.IntSlider(value=seed, min=0, max=max(20, seed), description="seed", continuous_update=True),
+        "positions": widgets.Checkbox(value=positions, description="add p_i", indent=False),
+    }
+    fig, update = build_permutation_figure(
+        sentence=sentence, dim=dim, order=order, seed=seed, positions=bool(positions),
+        seeds=range(controls["seed"].max + 1),
+    )
+    return App(controls, fig, update, title="Reorder the tokens: rows and columns of S move together")

@@ -7,3 +7,7 @@ truthy :class:`CheckResult` on success and never shows the student a raw stack t
 
 from ._base import CheckResult  # noqa: F401
 from .sinusoidal import *  # noqa: F401,F403
+from .frequencies import *  # noqa: F401,F403  (notebook 03)
+from .rotation import *  # noqa: F401,F403  (notebook 04)
+from .order import *  # noqa: F401,F403  (notebook 01)
+from .learned import *  # noqa: F401,F403  (notebook 02)

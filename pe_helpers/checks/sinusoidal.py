@@ -15,7 +15,7 @@ from torch import Tensor
 from ..encodings import sinusoidal
 from ._base import CheckResult, StudentError, as_tensor_output, call_student, failed, passed
 
-__all__ = ["check_sinusoidal", "SINUSOIDAL_MISTAKES"]
+__all__ = ["check_sinusoidal", "SINUSOIDAL_MISTAKES", "example_mistakes"]
 
 _CASES = ((16, 8), (50, 32), (9, 6))
 _ATOL = 1e-4
@@ -108,7 +108,7 @@ def check_sinusoidal(fn: Callable[..., object], *, quiet: bool = False) -> Check
     Prints what is off (naming the mistake when it is a common one) and returns a truthy
     :class:`CheckResult` on success. ``quiet=True`` skips the printing (used by the tests).
     """
-    ex = "Exercise: sinusoidal"
+    ex = "Exercise 3.1: the sinusoidal table"
     try:
         for seq_len, dim in _CASES:
             got = as_tensor_output(ex, call_student(ex, fn, seq_len, dim), f"fn({seq_len}, {dim})")
@@ -130,3 +130,103 @@ def check_sinusoidal(fn: Callable[..., object], *, quiet: bool = False) -> Check
         return failed(ex, err.result.message, err.result.mistake, quiet=quiet)
     sizes = ", ".join(f"({n}, {d})" for n, d in _CASES)
     return passed(ex, f"matches the reference table for (seq_len, dim) = {sizes}, within {_ATOL:g}.", quiet=quiet)
+
+
+# --- The formula bugs as code, for the misconception box of notebook 03 --------------------------
+# Each is the seed's implementation with one line changed, the way the bug shows up in public code.
+
+def _angles(seq_len: int, dim: int, exponent: Tensor, base: float = 10000.0, multiply: bool = False) -> Tensor:
+    position = torch.arange(seq_len).float().unsqueeze(1)
+    scale = base ** (exponent / dim)
+    return position * scale if multiply else position / scale
+
+
+def _bug_cos_exponent(seq_len: int, dim: int) -> Tensor:
+    """cos columns use 2(i+1)/d: pe[:, 1::2] = cos(pos / 10000**((2i + 2)/d))."""
+    two_i = torch.arange(0, dim, 2).float()
+    pe = torch.zeros(seq_len, dim)
+    pe[:, 0::2] = torch.sin(_angles(seq_len, dim, two_i))
+    pe[:, 1::2] = torch.cos(_angles(seq_len, dim, two_i + 2))
+    return pe
+
+
+def _bug_dimension_index(seq_len: int, dim: int) -> Tensor:
+    """exponent j/d with the column index j: pe[:, j] = f(pos / 10000**(j/d))."""
+    j = torch.arange(dim).float()
+    angles = _angles(seq_len, dim, j)
+    pe = torch.sin(angles)
+    pe[:, 1::2] = torch.cos(angles[:, 1::2])
+    return pe
+
+
+def _bug_base_1000(seq_len: int, dim: int) -> Tensor:
+    """1000 ** (2i/d) instead of 10000 ** (2i/d)."""
+    return sinusoidal(seq_len, dim, base=1000.0)
+
+
+def _bug_sine_only(seq_len: int, dim: int) -> Tensor:
+    """pe[:, 1::2] = torch.sin(angles) (copy-paste of the sin line)."""
+    angles = _angles(seq_len, dim, torch.arange(0, dim, 2).float())
+    pe = torch.zeros(seq_len, dim)
+    pe[:, 0::2] = torch.sin(angles)
+    pe[:, 1::2] = torch.sin(angles)
+    return pe
+
+
+def _bug_sine_only_zeros(seq_len: int, dim: int) -> Tensor:
+    """the cos line forgotten: odd columns stay zero."""
+    angles = _angles(seq_len, dim, torch.arange(0, dim, 2).float())
+    pe = torch.zeros(seq_len, dim)
+    pe[:, 0::2] = torch.sin(angles)
+    return pe
+
+
+def _bug_multiply(seq_len: int, dim: int) -> Tensor:
+    """pos * 10000**(2i/d) instead of pos / 10000**(2i/d)."""
+    angles = _angles(seq_len, dim, torch.arange(0, dim, 2).float(), multiply=True)
+    pe = torch.zeros(seq_len, dim)
+    pe[:, 0::2] = torch.sin(angles)
+    pe[:, 1::2] = torch.cos(angles)
+    return pe
+
+
+def _bug_concatenated(seq_len: int, dim: int) -> Tensor:
+    """torch.cat([sin, cos], dim=1): the concatenated layout."""
+    angles = _angles(seq_len, dim, torch.arange(0, dim, 2).float())
+    return torch.cat([torch.sin(angles), torch.cos(angles)], dim=1)
+
+
+def _bug_swapped(seq_len: int, dim: int) -> Tensor:
+    """pe[:, 0::2] = cos, pe[:, 1::2] = sin."""
+    angles = _angles(seq_len, dim, torch.arange(0, dim, 2).float())
+    pe = torch.zeros(seq_len, dim)
+    pe[:, 0::2] = torch.cos(angles)
+    pe[:, 1::2] = torch.sin(angles)
+    return pe
+
+
+def _bug_index_doubled(seq_len: int, dim: int) -> Tensor:
+    """2 * torch.arange(0, dim, 2): the 2 of 2i counted twice."""
+    angles = _angles(seq_len, dim, 2 * torch.arange(0, dim, 2).float())
+    pe = torch.zeros(seq_len, dim)
+    pe[:, 0::2] = torch.sin(angles)
+    pe[:, 1::2] = torch.cos(angles)
+    return pe
+
+
+_BUGS = {
+    "cos-exponent": _bug_cos_exponent,
+    "dimension-index": _bug_dimension_index,
+    "base-1000": _bug_base_1000,
+    "sine-only": _bug_sine_only,
+    "sine-only-zeros": _bug_sine_only_zeros,
+    "multiply-instead-of-divide": _bug_multiply,
+    "concatenated-layout": _bug_concatenated,
+    "swapped-sin-cos": _bug_swapped,
+    "index-doubled": _bug_index_doubled,
+}
+
+
+def example_mistakes() -> dict[str, tuple[Callable[[int, int], Tensor], str]]:
+    """Each named mistake of :func:`check_sinusoidal` as a buggy fn(seq_len, dim), with the buggy line in words."""
+    return {name: (fn, (fn.__doc__ or "").strip()) for name, fn in _BUGS.items()}

@@ -26,6 +26,8 @@ __all__ = [
     "SEQUENTIAL",
     "Updater",
     "new_figure",
+    "CachedFigure",
+    "new_cached_figure",
     "freeze_layout",
     "render_png",
     "symmetric_limits",
@@ -44,6 +46,70 @@ Updater = Callable[..., "str | None"]
 def new_figure(width: float = 8.0, height: float = 3.6, *, dpi: int = 90) -> Figure:
     """A figure with its own Agg canvas and constrained layout (frozen after the first draw by apps)."""
     fig = Figure(figsize=(width, height), dpi=dpi, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+class CachedFigure(Figure):
+    """A Figure that repaints only its *dynamic* artists over a cached background (Agg blitting).
+
+    ``fig.set_dynamic(*artists)`` names the artists an ``update`` changes (images, lines,
+    texts, and the spines drawn over an image). Everything else is painted once into a
+    background that later draws restore in one memory copy, then the dynamic artists are
+    drawn on top, in the order given. After changing anything *not* dynamic (limits, tick
+    labels, colorbars), call ``fig.invalidate_background()``. Saving (``savefig``, the
+    notebook's static display) always draws every artist. Use a fixed layout (add_axes or
+    freeze_layout) so artists do not move after the background is taken.
+    """
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self._dynamic: list = []
+        self._background: object = None
+        self._background_key: tuple | None = None
+
+    def set_dynamic(self, *artists: object) -> None:
+        """Mark ``artists`` as the ones redrawn on every render (they become ``animated``)."""
+        for artist in artists:
+            artist.set_animated(True)
+            self._dynamic.append(artist)
+        self.invalidate_background()
+
+    def invalidate_background(self) -> None:
+        """Forget the cached background: the next render paints everything once more."""
+        self._background = None
+
+    def draw(self, renderer) -> None:  # noqa: ANN001 - matplotlib's signature
+        canvas = self.canvas
+        cached_path = self._dynamic and not canvas.is_saving() and renderer is getattr(canvas, "renderer", None)
+        if not cached_path:
+            if canvas.is_saving():  # a saved image shows everything, dynamic artists included
+                for artist in self._dynamic:
+                    artist.set_animated(False)
+                try:
+                    super().draw(renderer)
+                finally:
+                    for artist in self._dynamic:
+                        artist.set_animated(True)
+            else:
+                super().draw(renderer)
+            return
+        key = (renderer.width, renderer.height, self.get_layout_engine() is None)
+        if self._background is None or self._background_key != key:
+            super().draw(renderer)  # animated (dynamic) artists are skipped here
+            self._background = canvas.copy_from_bbox(self.bbox)
+            self._background_key = key
+        else:
+            canvas.restore_region(self._background)
+        for artist in self._dynamic:
+            if artist.get_visible():
+                artist.draw(renderer)
+        self.stale = False
+
+
+def new_cached_figure(width: float = 8.0, height: float = 3.6, *, dpi: int = 90) -> CachedFigure:
+    """A :class:`CachedFigure` with its own Agg canvas and no layout engine (place axes with ``add_axes``)."""
+    fig = CachedFigure(figsize=(width, height), dpi=dpi)
     FigureCanvasAgg(fig)
     return fig
 

@@ -1,5 +1,186 @@
-"""Figures for notebook extrapolation (filled in by its issue)."""
+r"""Figures for notebook 05: accuracy against copy length, and the copy head's attention map.
+
+* :func:`plot_accuracy` draws token accuracy :math:`\text{acc}(n)` against copy length ``n`` for
+  every encoding, with the training lengths ``1 .. L`` shaded and ``L`` marked;
+* :func:`plot_attention_map` draws the copy head's weights :math:`A_{t,s}` (query ``t``, key ``s``)
+  on one example sequence, with the copy source ``s = t - n`` dotted and the first position never
+  seen in training (``2L``) marked;
+* :func:`build_extrapolation` is the slider figure (both panels), built once and updated in place.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from typing import TYPE_CHECKING
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from ..lab.model import ENCODINGS
+from ._base import OKABE_ITO, SEQUENTIAL, label, new_figure
+
+if TYPE_CHECKING:
+    from ..lab.results import LabResults
+
+__all__ = ["ENCODING_COLORS", "plot_accuracy", "accuracy_figure", "plot_attention_map", "attention_figure",
+           "build_extrapolation"]
+
+#: One Okabe-Ito colour per position scheme (the same in every lab figure).
+ENCODING_COLORS = {
+    "none": OKABE_ITO[7],
+    "learned": OKABE_ITO[1],
+    "learned-extended": OKABE_ITO[5],
+    "sinusoidal": OKABE_ITO[0],
+    "rope": OKABE_ITO[2],
+}
+_MARKERS = {"none": "o", "learned": "s", "learned-extended": "D", "sinusoidal": "^", "rope": "v"}
+assert set(ENCODING_COLORS) == set(ENCODINGS)
+
+
+def _curve(results: "LabResults", encoding: str) -> np.ndarray:
+    """Accuracy by length with NaN where the model cannot run (so the line stops there)."""
+    return np.array([np.nan if v is None else v for v in results.accuracy[encoding]], dtype=float)
+
+
+def plot_accuracy(ax: Axes, results: "LabResults", *, encodings: tuple[str, ...] | None = None,
+                  legend: bool = True) -> dict[str, object]:
+    """Draw accuracy against copy length on ``ax``; return ``{encoding: Line2D}``.
+
+    The shaded band is the training lengths ``1 .. L``; the dashed line is ``L``; the dotted
+    line is chance, ``1 / vocab_size``. A learned table's line stops at ``L``: past it the model
+    raises :class:`~pe_helpers.encodings.PositionOutOfRangeError` instead of answering.
+    """
+    encodings = encodings or results.encodings
+    lengths = np.arange(1, results.test_len + 1)
+    L = results.train_len
+    ax.axvspan(0.5, L + 0.5, color="0.92", zorder=0)
+    ax.axvline(L + 0.5, color="0.35", linestyle="--", linewidth=1)
+    ax.text(L + 0.5, 1.04, f" L = {L}", color="0.25", fontsize=8, va="bottom", ha="left")
+    ax.axhline(1 / results.config.vocab_size, color="0.5", linestyle=":", linewidth=1)
+    lines = {}
+    every = max(1, results.test_len // 16)
+    for e in encodings:
+        (lines[e],) = ax.plot(lengths, _curve(results, e), color=ENCODING_COLORS[e], marker=_MARKERS[e],
+                              markevery=every, markersize=4, linewidth=1.6, label=e)
+    ax.set_xlim(0.5, results.test_len + 0.5)
+    ax.set_ylim(0.0, 1.08)
+    label(ax, "Train on copy lengths 1..L, test up to 4L", "copy length n (sequence = 2n + 1 tokens)",
+          "token accuracy on the copy")
+    if legend:
+        ax.legend(loc="lower left", fontsize=7, frameon=True, framealpha=0.9)
+    return lines
+
+
+def accuracy_figure(results: "LabResults") -> Figure:
+    """A stand-alone Figure (not pyplot) of :func:`plot_accuracy`, e.g. for the command line's ``savefig``."""
+    fig = new_figure(8.0, 3.6)
+    plot_accuracy(fig.add_subplot(), results)
+    return fig
+
+
+def _map_title(results: "LabResults", encoding: str, length: int) -> str:
+    layer, head = results.copy_head(encoding)
+    return f"{encoding}, n = {length}: copy head (layer {layer + 1}, head {head + 1})"
+
+
+def plot_attention_map(ax: Axes, results: "LabResults", encoding: str, length: int):
+    """Draw the copy head's attention weights at copy length ``length``; return the AxesImage.
+
+    Rows are queries ``t``, columns keys ``s`` (causal: only ``s <= t``). A perfect copy puts all
+    weight of query ``n + j`` on key ``j``: the dotted diagonal. The grey lines mark position
+    ``2L``, the first position no training sequence reached.
+    """
+    weights = results.attention_map(encoding, length).numpy()
+    size = weights.shape[0]
+    image = ax.imshow(weights, cmap=SEQUENTIAL, vmin=0.0, vmax=1.0, interpolation="nearest")
+    j = np.arange(length)
+    ax.plot(j, length + j, linestyle=":", color=OKABE_ITO[5], linewidth=1.2, label="copy source s = t - n")
+    edge = 2 * results.train_len - 0.5
+    if size - 0.5 > edge:
+        ax.axhline(edge, color="0.7", linewidth=0.8)
+        ax.axvline(edge, color="0.7", linewidth=0.8)
+    ax.set_xlim(-0.5, size - 0.5)
+    ax.set_ylim(size - 0.5, -0.5)
+    label(ax, _map_title(results, encoding, length), "key position s", "query position t")
+    return image
+
+
+def attention_figure(results: "LabResults", encoding: str, lengths: tuple[int, ...]) -> Figure:
+    """Attention maps of one encoding's copy head side by side, one per copy length, with a shared colour bar."""
+    fig = new_figure(8.0, 3.8)
+    axes = fig.subplots(1, len(lengths))
+    axes = np.atleast_1d(axes)
+    image = None
+    for ax, n in zip(axes, lengths):
+        image = plot_attention_map(ax, results, encoding, n)
+    fig.colorbar(image, ax=list(axes), label="attention weight A[t, s]", shrink=0.85)
+    return fig
+
+
+def build_extrapolation(results: "LabResults", *, encoding: str = "sinusoidal", length: int | None = None
+                        ) -> tuple[Figure, "callable"]:
+    """The slider figure: the copy head's attention map at length ``n`` (left) and accuracy by length (right).
+
+    Returns ``(fig, update)``; ``update(encoding=..., length=...)`` only swaps the image data, moves
+    the markers and restyles the lines (no retraining: the maps come from ``results``' trained models,
+    cached per length), and returns a caption.
+    """
+    L, test_len = results.train_len, results.test_len
+    fig = new_figure(8.0, 3.6)
+    ax_map, ax_acc = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.0, 1.35]})
+    image = ax_map.imshow(np.zeros((2, 2)), cmap=SEQUENTIAL, vmin=0.0, vmax=1.0, interpolation="nearest")
+    fig.colorbar(image, ax=ax_map, shrink=0.8, label="weight A[t, s]")
+    (stripe,) = ax_map.plot([], [], linestyle=":", color=OKABE_ITO[5], linewidth=1.2)
+    edge = 2 * L - 0.5
+    hline = ax_map.axhline(edge, color="0.7", linewidth=0.8)
+    vline = ax_map.axvline(edge, color="0.7", linewidth=0.8)
+    notice = ax_map.text(0.5, 0.5, "", transform=ax_map.transAxes, ha="center", va="center", fontsize=8,
+                         color="0.15", wrap=True)
+    ax_map.set_xlabel("key position s")
+    ax_map.set_ylabel("query position t")
+    map_title = ax_map.set_title(" ", fontsize=9)
+    lines = plot_accuracy(ax_acc, results, legend=True)
+    ax_acc.set_title("accuracy by copy length (selected = thick)", fontsize=9)
+    cursor = ax_acc.axvline(1, color=OKABE_ITO[3], linewidth=1.5)
+    (dot,) = ax_acc.plot([np.nan], [np.nan], "o", color=OKABE_ITO[3], markersize=7, zorder=5)
+    state: dict[str, object] = {}
+
+    def update(encoding: str = encoding, length: int | None = length) -> str:
+        n = L if length is None else int(length)
+        if not 1 <= n <= test_len:
+            raise ValueError(f"length must be in 1..{test_len}, got {length!r}.")
+        if encoding not in results.accuracy:
+            raise ValueError(f"encoding must be one of {', '.join(results.encodings)}, got {encoding!r}.")
+        if state.get("encoding") != encoding:
+            for e, line in lines.items():
+                line.set_linewidth(2.8 if e == encoding else 1.0)
+                line.set_alpha(1.0 if e == encoding else 0.35)
+            state["encoding"] = encoding
+        size = 2 * n
+        acc = results.accuracy_at(encoding, n)
+        runs = acc is not None
+        if runs:
+            image.set_data(results.attention_map(encoding, n).numpy())
+            map_title.set_text(_map_title(results, encoding, n))
+            notice.set_text("")
+        else:
+            image.set_data(np.full((size, size), np.nan))
+            map_title.set_text(f"{encoding}, n = {n}: cannot run")
+            notice.set_text(f"no table row for positions >= {2 * L}:\nPositionOutOfRangeError")
+        image.set_extent((-0.5, size - 0.5, size - 0.5, -0.5))
+        ax_map.set_xlim(-0.5, size - 0.5)
+        ax_map.set_ylim(size - 0.5, -0.5)
+        j = np.arange(n)
+        stripe.set_data(j, n + j)
+        beyond = size - 0.5 > edge
+        hline.set_visible(beyond)
+        vline.set_visible(beyond)
+        cursor.set_xdata([n, n])
+        dot.set_data([n], [acc if runs else np.nan])
+        where = "a training length" if n <= L else f"{n / L:.2f} L, past training"
+        if not runs:
+            return f"{encoding}, n = {n} ({where}): the learned table has no row for position {2 * L} or later"
+        return f"{encoding}, n = {n} ({where}): token accuracy {acc:.2f}"
+
+    update(encoding, length)
+    return fig, update

@@ -1,5 +1,274 @@
-"""Figures for notebook frequencies (filled in by its issue)."""
+r"""Figures for notebook 03: the sinusoidal table, its frequencies, its two layouts, its precision.
+
+* :func:`build_frequency_heatmap` (the app's figure): rows = positions, columns = pair ``i``,
+  :math:`\sin(pos\,\omega_i)` (or cos, or both), limits -1..1, beside the wavelengths on a log axis;
+* static helpers that draw onto given axes: :func:`draw_frequencies`, :func:`draw_dimension_traces`,
+  :func:`draw_layouts`, :func:`draw_float32_error`.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import functools
+import math
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+
+import torch
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from matplotlib.ticker import LogLocator, MaxNLocator, NullLocator
+
+from .._validate import check_base, check_choice, check_dim, check_int
+from ..encodings import inverse_frequencies, sinusoidal, wavelengths
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+from ._base import DIVERGING, OKABE_ITO, CachedFigure, Updater, freeze_layout, label
+
+__all__ = [
+    "CHANNELS",
+    "settle_layout",
+    "new_blit_figure",
+    "one_thread",
+    "heatmap_values",
+    "build_frequency_heatmap",
+    "draw_frequencies",
+    "draw_dimension_traces",
+    "draw_layouts",
+    "draw_float32_error",
+]
+
+#: What the heatmap shows: the sin columns (2i), the cos columns (2i+1), or all d columns interleaved.
+CHANNELS = ("sin", "cos", "both")
+
+
+def new_blit_figure(width: float = 8.0, height: float = 3.6, *, dpi: int = 90) -> CachedFigure:
+    """A :class:`~pe_helpers.figures._base.CachedFigure` (repaints only its dynamic artists) with constrained
+    layout for the first draw; call :func:`settle_layout`, then ``fig.set_dynamic(...)``."""
+    fig = CachedFigure(figsize=(width, height), dpi=dpi, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def settle_layout(fig: Figure) -> None:
+    """Lay ``fig`` out once, switch the layout engine off, and pin every axis label and title where it is.
+
+    Pinned labels and titles are not re-measured on each draw (matplotlib otherwise measures
+    every tick label to place them), which makes a slider redraw markedly cheaper. Call it
+    with the figure showing its *widest* tick labels, so later values still fit.
+    """
+    freeze_layout(fig)
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            text = axis.label
+            x, y = ax.transAxes.inverted().transform(text.get_transform().transform(text.get_position()))
+            axis.set_label_coords(x, y)
+        if ax.get_title():
+            ax.set_title(ax.get_title(), y=ax.title.get_position()[1])
+
+
+@contextmanager
+def _single_thread() -> Iterator[None]:
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def one_thread(update: Callable[..., str]) -> Callable[..., str]:
+    """Run a figure's ``update`` with torch on one thread (restored afterwards).
+
+    An app's tensors are small (at most a few hundred thousand entries), so waking torch's
+    thread pool costs more than it saves, and on a machine whose other core is busy each
+    parallel op can stall for milliseconds. One thread keeps slider moves fast and steady.
+    """
+
+    @functools.wraps(update)
+    def wrapped(**params: object) -> str:
+        with _single_thread():
+            return update(**params)
+
+    return wrapped
+
+
+def heatmap_values(seq_len: int, d: int, base: float, channel: str) -> torch.Tensor:
+    """The array the heatmap shows: ``[seq_len, d/2]`` for "sin"/"cos", ``[seq_len, d]`` (interleaved) for "both"."""
+    channel = check_choice("channel", channel, CHANNELS)
+    pe = sinusoidal(seq_len, d, base=base)
+    if channel == "sin":
+        return pe[:, 0::2]
+    if channel == "cos":
+        return pe[:, 1::2]
+    return pe
+
+
+def _mark_frequency_sides(ax: Axes) -> None:
+    """Label the left (fast) and right (slow) side of a pair axis, above the axes like the seed's figure."""
+    style = dict(transform=ax.transAxes, va="bottom", fontsize=8, color="#444444")
+    ax.text(0.0, 1.01, "\u2190 high frequency (\u03c9\u1d62 large)", ha="left", **style)
+    ax.text(1.0, 1.01, "low frequency (\u03c9\u1d62 small) \u2192", ha="right", **style)
+
+
+def build_frequency_heatmap(
+    *, seq_len: int = 64, d: int = 64, base: float = 10000.0, channel: str = "sin"
+) -> tuple[Figure, Updater]:
+    r"""The seed's heatmap of :math:`PE(pos, \cdot)` (left) and the wavelengths :math:`2\pi/\omega_i` (right).
+
+    Left: rows are positions (0 at the top), columns the pair ``i``; colours
+    :math:`\sin(pos\,\omega_i)` in ``RdBu_r`` with fixed limits -1..1. With ``channel="both"``
+    the ``d`` interleaved columns are squeezed into the same pair axis (sin then cos inside each ``i``).
+    Right: :math:`\lambda_i = 2\pi\,\text{base}^{2i/d}` on a log axis, between the lines 2π and 2π·base.
+    ``update(seq_len=, d=, base=, channel=)`` changes the image's data and extent in place.
+    Only the image, the map's axes, the title and the wavelength line are repainted on a move
+    (the rest is a cached background).
+    """
+    fig = new_blit_figure()
+    grid = fig.add_gridspec(1, 2, width_ratios=[1.55, 1.0])
+    ax_map, ax_wave = fig.add_subplot(grid[0]), fig.add_subplot(grid[1])
+    image = ax_map.imshow(
+        torch.zeros(1, 1).numpy(), cmap=DIVERGING, vmin=-1.0, vmax=1.0, aspect="auto", origin="upper",
+        interpolation="nearest",
+    )
+    bar = fig.colorbar(image, ax=ax_map, label="PE value", fraction=0.06, pad=0.02, ticks=[-1, 0, 1])
+    bar.ax.yaxis.set_minor_locator(NullLocator())
+    _mark_frequency_sides(ax_map)
+    for axis in (ax_map.xaxis, ax_map.yaxis, ax_wave.xaxis):
+        axis.set_major_locator(MaxNLocator(5, integer=True))
+    ax_map.set_xlabel("dimension pair i")
+    ax_map.set_ylabel("position pos")
+    map_title = ax_map.set_title("sin(pos\u00b7\u03c9\u1d62)", y=1.07)
+
+    (wave_line,) = ax_wave.plot([], [], "o-", color=OKABE_ITO[0], markersize=2.5, linewidth=1.2)
+    low = ax_wave.axhline(2 * math.pi, color=OKABE_ITO[5], linestyle="--", linewidth=1)
+    high = ax_wave.axhline(2 * math.pi * base, color=OKABE_ITO[2], linestyle=":", linewidth=1.4)
+    mark = dict(transform=ax_wave.get_yaxis_transform(), fontsize=8, ha="left")
+    low_text = ax_wave.text(0.97, 2 * math.pi, "2\u03c0", va="bottom", color=OKABE_ITO[5],
+                            **{**mark, "ha": "right"})
+    high_text = ax_wave.text(0.02, 2 * math.pi * base, "2\u03c0\u00b7base", va="top", color=OKABE_ITO[2], **mark)
+    ax_wave.set_yscale("log")
+    ax_wave.set_ylim(2 * math.pi / 2.5, 2 * math.pi * 1e6 * 2.5)  # fixed: every base of the app fits
+    ax_wave.yaxis.set_major_locator(LogLocator(numticks=5))
+    ax_wave.yaxis.set_minor_locator(NullLocator())
+    label(ax_wave, "wavelength \u03bb\u1d62 = 2\u03c0/\u03c9\u1d62", "dimension pair i", "positions (log scale)")
+
+    @one_thread
+    def update(*, seq_len: int = seq_len, d: int = d, base: float = base, channel: str = channel) -> str:
+        seq_len = check_int("seq_len", seq_len, minimum=1)
+        d = check_dim("d", d)
+        base = check_base(base)
+        values = heatmap_values(seq_len, d, base, channel)
+        half = d // 2
+        image.set_data(values.numpy())
+        image.set_extent((-0.5, half - 0.5, seq_len - 0.5, -0.5))
+        ax_map.set_xlim(-0.5, half - 0.5)
+        ax_map.set_ylim(seq_len - 0.5, -0.5)
+        map_title.set_text({"sin": "sin(pos\u00b7\u03c9\u1d62), columns 2i", "cos": "cos(pos\u00b7\u03c9\u1d62), columns 2i+1",
+                            "both": "sin | cos side by side in each pair i"}[channel])
+
+        lam = wavelengths(d, base)
+        wave_line.set_data(torch.arange(half).numpy(), lam.numpy())
+        low.set_ydata([2 * math.pi, 2 * math.pi])
+        high.set_ydata([2 * math.pi * base, 2 * math.pi * base])
+        high_text.set_y(2 * math.pi * base * 0.8)
+        low_text.set_y(2 * math.pi * 1.1)
+        ax_wave.set_xlim(-0.5, max(half - 0.5, 0.5))
+        return (f"seq_len = {seq_len}, d = {d}, base = {base:g}, channel = {channel}: {half} pairs, "
+                f"wavelengths {float(lam[0]):.2f} \u2026 {float(lam[-1]):.4g} positions "
+                f"(2\u03c0\u00b7base = {2 * math.pi * base:.4g})")
+
+    update(seq_len=512, d=256, base=1e6, channel="both")  # the widest tick labels, so the layout fits all values
+    settle_layout(fig)
+    fig.set_dynamic(image, *ax_map.spines.values(), ax_map.xaxis, ax_map.yaxis, map_title,
+                    wave_line, low, high, low_text, high_text, ax_wave.xaxis)
+    update()
+    return fig, update
+
+
+def draw_frequencies(ax_omega: Axes, ax_wave: Axes, *, dims: Sequence[int] = (16, 64, 128),
+                     base: float = 10000.0) -> None:
+    r"""Left: :math:`\omega_i = \text{base}^{-2i/d}` against the pair ``i`` on a log axis (straight lines:
+    a geometric fall). Right: :math:`\lambda_i = 2\pi/\omega_i`, between 2π and 2π·base.
+    A larger ``d`` adds pairs between the same two ends."""
+    base = check_base(base)
+    for n, d in enumerate(dims):
+        d = check_dim("d", d)
+        pairs = torch.arange(d // 2)
+        style = dict(marker="o", markersize=2.5, linewidth=1.2, color=OKABE_ITO[n % len(OKABE_ITO)], label=f"d = {d}")
+        ax_omega.plot(pairs.numpy(), inverse_frequencies(d, base).numpy(), **style)
+        ax_wave.plot(pairs.numpy(), wavelengths(d, base).numpy(), **style)
+    for ax in (ax_omega, ax_wave):
+        ax.set_yscale("log")
+    ax_wave.axhline(2 * math.pi, color=OKABE_ITO[5], linestyle="--", linewidth=1)
+    ax_wave.axhline(2 * math.pi * base, color=OKABE_ITO[5], linestyle=":", linewidth=1.4)
+    ax_wave.text(0.98, 2 * math.pi * 1.3, "2\u03c0", color=OKABE_ITO[5], fontsize=9, ha="right",
+                 transform=ax_wave.get_yaxis_transform())
+    ax_wave.text(0.03, 2 * math.pi * base / 1.4, f"2\u03c0\u00b7base = {2 * math.pi * base:.0f}", color=OKABE_ITO[5],
+                 fontsize=9, ha="left", va="top", transform=ax_wave.get_yaxis_transform())
+    label(ax_omega, f"frequency \u03c9\u1d62 = base^(-2i/d), base = {base:g}", "dimension pair i",
+          "\u03c9\u1d62 (rad per position, log)")
+    label(ax_wave, "wavelength \u03bb\u1d62 = 2\u03c0/\u03c9\u1d62", "dimension pair i", "positions (log scale)")
+    ax_omega.legend(fontsize=8, frameon=False)
+
+
+def draw_dimension_traces(ax: Axes, *, pairs: Sequence[int] = (0, 2), seq_len: int = 24, d: int = 16,
+                          base: float = 10000.0) -> None:
+    r"""Columns ``2i`` (sin, solid) and ``2i+1`` (cos, dashed) of a few pairs against position.
+
+    Curves are the continuous :math:`\sin(x\,\omega_i)`, :math:`\cos(x\,\omega_i)`; dots are the table's
+    entries at integer positions. The cos curve is the sin curve shifted left by a quarter wavelength
+    (a phase of π/2, i.e. :math:`\pi/(2\omega_i)` positions), marked for the first pair.
+    """
+    omega = inverse_frequencies(d, base)
+    pe = sinusoidal(seq_len, d, base=base)
+    fine = torch.linspace(0, seq_len - 1, 400, dtype=torch.float64)
+    pos = torch.arange(seq_len)
+    for n, i in enumerate(pairs):
+        i = check_int("pair", i, minimum=0)
+        color = OKABE_ITO[n % len(OKABE_ITO)]
+        w = float(omega[i])
+        ax.plot(fine.numpy(), torch.sin(fine * w).numpy(), color=color, linewidth=1.4,
+                label=f"dim {2 * i}: sin(pos\u00b7\u03c9_{i})")
+        ax.plot(fine.numpy(), torch.cos(fine * w).numpy(), color=color, linewidth=1.4, linestyle="--",
+                label=f"dim {2 * i + 1}: cos(pos\u00b7\u03c9_{i})")
+        ax.plot(pos.numpy(), pe[:, 2 * i].numpy(), "o", color=color, markersize=3)
+        ax.plot(pos.numpy(), pe[:, 2 * i + 1].numpy(), "s", color=color, markersize=3, markerfacecolor="none")
+    w0 = float(omega[pairs[0]])
+    ax.annotate("", xy=(math.pi / (2 * w0), 1.12), xytext=(0.0, 1.12),
+                arrowprops=dict(arrowstyle="<->", color="#333333", linewidth=1))
+    ax.text(math.pi / (4 * w0), 1.16, "phase \u03c0/2", ha="center", va="bottom", fontsize=8)
+    ax.set_ylim(-1.15, 1.35)
+    ax.set_xlim(-0.5, seq_len - 0.5)
+    label(ax, f"columns of PE over position (d = {d}, base = {base:g}): cos = sin shifted by \u03c0/2",
+          "position pos", "PE value")
+    ax.legend(fontsize=7, ncols=2, loc="lower left", frameon=False)
+
+
+def draw_layouts(ax_inter: Axes, ax_concat: Axes, *, seq_len: int = 48, d: int = 32,
+                 base: float = 10000.0) -> None:
+    """The same table in the interleaved layout (sin, cos, sin, cos, ...) and the concatenated one ([sin | cos])."""
+    for ax, layout in ((ax_inter, "interleaved"), (ax_concat, "concatenated")):
+        table = sinusoidal(seq_len, d, base=base, layout=layout)
+        image = ax.imshow(table.numpy(), cmap=DIVERGING, vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
+        ax.set_xlabel("column j")
+        ax.set_ylabel("position pos")
+    ax_inter.set_title("interleaved: sin(\u03c9\u2080), cos(\u03c9\u2080), sin(\u03c9\u2081), \u2026")
+    ax_concat.set_title("concatenated: [sin(\u03c9\u2080 \u2026) | cos(\u03c9\u2080 \u2026)]")
+    ax_concat.axvline(d / 2 - 0.5, color="black", linewidth=1)
+    ax_concat.figure.colorbar(image, ax=[ax_inter, ax_concat], label="PE value", fraction=0.04)
+
+
+def draw_float32_error(ax: Axes, positions: torch.Tensor, seed_error: torch.Tensor, helper_error: torch.Tensor,
+                       spacing: torch.Tensor, *, floor: float = 1e-9) -> None:
+    """Log–log: the largest table error at each position, for float32 angles (the seed) and float64 angles
+    (``pe_helpers.sinusoidal``), beside one float32 spacing of ``pos``. Errors below ``floor`` are drawn at ``floor``."""
+    x = positions.to(torch.float64).numpy()
+    ax.loglog(x, seed_error.clamp_min(floor).numpy(), "o-", color=OKABE_ITO[5], markersize=3,
+              label="seed recipe (float32 angles)")
+    ax.loglog(x, helper_error.clamp_min(floor).numpy(), "s-", color=OKABE_ITO[0], markersize=3,
+              label="pe_helpers.sinusoidal (float64 angles)")
+    ax.loglog(x, spacing.numpy(), "--", color="#555555", linewidth=1, label="float32 spacing (ulp) of pos")
+    label(ax, "largest |PE - exact| over the d columns, against position", "position pos (log)",
+          "absolute error (log)")
+    ax.legend(fontsize=8, frameon=False, loc="upper left")

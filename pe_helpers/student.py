@@ -1,0 +1,261 @@
+r"""Write the student edition: every notebook with its exercise solutions replaced by stubs.
+
+``python -m pe_helpers.student [--src notebooks] [--out student]`` (or ``make student``) copies
+each notebook of ``--src`` into ``--out`` and, following the exercise convention of the collection:
+
+* every SOLUTION cell (tag ``solution``, metadata ``pe_exercise = "N.M"``) keeps its imports and, for
+  each top-level ``def``, the signature and docstring; the body becomes
+  ``raise NotImplementedError("Exercise N.M: write <name> (<exercise title>)")``. The cell's source
+  is un-hidden (``jupyter.source_hidden`` removed) so the student sees the stub; its other metadata is kept;
+* every CHECK cell (tag ``check``, source ``assert check_xxx(my_fn)``) loses its ``assert`` and gets a
+  trailing ``;``: on a stub the checker prints one friendly ``[NOT YET] ... not implemented yet`` line
+  instead of stopping "Run all" with an ``AssertionError``;
+* all outputs and execution counts are cleared, and the per-cell execution timings dropped.
+
+The build is deterministic and idempotent: rebuilding gives the same bytes, and rebuilding from a
+student edition gives the student edition again. A notebook that breaks the convention (a solution
+cell with no ``def``, or with other top-level code; a notebook other than ``00_*`` with no exercise;
+a check cell that is not one ``assert check_xxx(...)``) stops the build with an error naming the
+notebook and the cell; nothing is written then.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+from nbformat import NotebookNode
+
+__all__ = [
+    "StudentEditionError",
+    "EXEMPT_PREFIXES",
+    "SOLUTION_TAG",
+    "CHECK_TAG",
+    "EXERCISE_HEADING",
+    "stub_source",
+    "student_check_source",
+    "student_notebook",
+    "build_student_edition",
+    "main",
+]
+
+SOLUTION_TAG = "solution"
+CHECK_TAG = "check"
+#: Notebooks whose file name starts with one of these may have no exercise (the introduction).
+EXEMPT_PREFIXES: tuple[str, ...] = ("00_",)
+#: The Markdown heading of an exercise: ``### Exercise N.M · <title> (★☆☆ easy · ~5 min)``.
+EXERCISE_HEADING = re.compile(
+    r"^###\s+Exercise\s+(?P<number>\d+\.\d+)\s+·\s+(?P<title>.+?)\s+"
+    r"\((?P<stars>★☆☆|★★☆|★★★)\s+(?P<level>easy|medium|hard)\s+·\s+~(?P<minutes>\d+)\s+min\)\s*$",
+    re.MULTILINE,
+)
+_ANY_EXERCISE_HEADING = re.compile(r"^###\s+Exercise\s+(?P<number>\d+\.\d+)\b\W*(?P<rest>.*)$", re.MULTILINE)
+_CHECK_CALL = re.compile(r"^(?:assert\s+)?(check_\w+\(.*\))\s*;?\s*$", re.DOTALL)
+_EDITION_KEY = "pe_edition"
+_ALLOWED_IN_SOLUTION = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+class StudentEditionError(ValueError):
+    """A notebook does not follow the exercise convention; the message names the notebook and the cell."""
+
+
+@dataclass(frozen=True)
+class _Where:
+    notebook: str
+    index: int  # 0-based cell index
+    cell_id: str | None
+
+    def __str__(self) -> str:
+        ident = f", id {self.cell_id}" if self.cell_id else ""
+        return f"{self.notebook}, cell {self.index + 1}{ident}"
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+def _raise_line(indent: str, message: str) -> str:
+    quoted = message.replace("\\", "\\\\").replace('"', '\\"')
+    return f'{indent}raise NotImplementedError("{quoted}")'
+
+
+def stub_source(source: str, exercise: str, title: str | None = None, *, where: str = "solution cell") -> str:
+    """The solution ``source`` with every top-level def reduced to signature + docstring + ``raise NotImplementedError``.
+
+    Imports and comments outside the functions are kept. ``exercise`` is ``"N.M"``; the stub's message
+    reads ``"Exercise N.M: write <name> (<title>)"``. Raises :class:`StudentEditionError` (naming
+    ``where``) if the source does not parse, has no def, or has top-level code other than imports and defs.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise StudentEditionError(f"{where} (Exercise {exercise}): the solution does not parse: {exc.msg} "
+                                  f"(line {exc.lineno}).") from None
+    for node in tree.body:
+        if not isinstance(node, _ALLOWED_IN_SOLUTION):
+            raise StudentEditionError(
+                f"{where} (Exercise {exercise}): line {node.lineno} is a top-level {type(node).__name__}; a solution "
+                "cell may contain only imports and top-level `def` functions (with docstrings), so the stub "
+                "reveals nothing. Move other code into the function or into an ordinary cell.")
+    defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if not defs:
+        raise StudentEditionError(f"{where} (Exercise {exercise}): the solution cell defines no function; it must "
+                                  "contain at least one top-level `def` for the student to write.")
+    lines = source.splitlines()
+    for node in reversed(defs):  # bottom-up, so earlier line numbers stay valid
+        body = node.body
+        message = f"Exercise {exercise}: write {node.name}" + (f" ({title})" if title else "")
+        if body[0].lineno == node.lineno:
+            raise StudentEditionError(f"{where} (Exercise {exercise}): put the body of {node.name} on its own lines "
+                                      "(not on the `def` line), so it can be replaced by a stub.")
+        indent = " " * body[0].col_offset
+        if _is_docstring(body[0]):
+            keep_until = body[0].end_lineno  # 1-based, inclusive
+        else:
+            keep_until = body[0].lineno - 1
+            while keep_until > node.lineno and lines[keep_until - 1].strip().startswith("#"):
+                keep_until -= 1  # comments just above the first statement belong to the body
+        end = node.end_lineno
+        # indented comment lines right after the last statement still belong to the body
+        while end < len(lines) and lines[end].startswith((" ", "\t")) and lines[end].strip().startswith("#"):
+            end += 1
+        lines[keep_until:end] = [_raise_line(indent, message)]
+    stub = "\n".join(lines)
+    ast.parse(stub)  # the stub must itself be valid Python
+    return stub
+
+
+def student_check_source(source: str, *, where: str = "check cell") -> str:
+    """``assert check_xxx(my_fn)`` becomes ``check_xxx(my_fn);`` (prints the verdict once, never raises)."""
+    match = _CHECK_CALL.match(source.strip())
+    if not match:
+        raise StudentEditionError(f"{where}: a check cell must be exactly `assert check_xxx(my_fn)`, got "
+                                  f"{source.strip()[:80]!r}.")
+    return match.group(1) + ";"
+
+
+def _titles(nb: NotebookNode) -> dict[str, str]:
+    """Exercise number -> title, from the ``### Exercise N.M · title (...)`` headings."""
+    found: dict[str, str] = {}
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        for m in EXERCISE_HEADING.finditer(cell.source):
+            found.setdefault(m["number"], m["title"])
+        for m in _ANY_EXERCISE_HEADING.finditer(cell.source):  # a heading off the pattern still names the task
+            found.setdefault(m["number"], m["rest"].split("(")[0].strip() or None)
+    return {k: v for k, v in found.items() if v}
+
+
+def _clear_outputs(cell: NotebookNode) -> None:
+    cell.metadata.pop("execution", None)  # timings of the run whose outputs we drop
+    if cell.cell_type == "code":
+        cell.outputs = []
+        cell.execution_count = None
+
+
+def _unhide(cell: NotebookNode) -> None:
+    jup = cell.metadata.get("jupyter")
+    if isinstance(jup, dict):
+        jup.pop("source_hidden", None)
+        if not jup:
+            del cell.metadata["jupyter"]
+
+
+def student_notebook(nb: NotebookNode, name: str) -> NotebookNode:
+    """The student edition of notebook ``nb`` (``name`` is used in error messages). ``nb`` is not modified."""
+    out = copy.deepcopy(nb)
+    titles = _titles(out)
+    exercises = 0
+    for index, cell in enumerate(out.cells):
+        where = _Where(name, index, cell.get("id"))
+        tags = cell.metadata.get("tags", [])
+        if SOLUTION_TAG in tags:
+            if cell.cell_type != "code":
+                raise StudentEditionError(f"{where}: tagged {SOLUTION_TAG!r} but is a {cell.cell_type} cell.")
+            exercise = cell.metadata.get("pe_exercise")
+            if not isinstance(exercise, str) or not re.fullmatch(r"\d+\.\d+", exercise):
+                raise StudentEditionError(f"{where}: a solution cell needs metadata pe_exercise = \"N.M\" "
+                                          f"(e.g. \"3.1\"), got {exercise!r}.")
+            cell.source = stub_source(cell.source, exercise, titles.get(exercise), where=str(where))
+            _unhide(cell)
+            exercises += 1
+        elif CHECK_TAG in tags:
+            if cell.cell_type != "code":
+                raise StudentEditionError(f"{where}: tagged {CHECK_TAG!r} but is a {cell.cell_type} cell.")
+            cell.source = student_check_source(cell.source, where=str(where))
+        _clear_outputs(cell)
+    if exercises == 0 and not Path(name).name.startswith(EXEMPT_PREFIXES):
+        raise StudentEditionError(f"{name}: no exercise found (no code cell tagged {SOLUTION_TAG!r}); every notebook "
+                                  f"except {', '.join(p + '*' for p in EXEMPT_PREFIXES)} needs at least one.")
+    out.metadata[_EDITION_KEY] = "student"
+    return out
+
+
+def build_student_edition(src: str | Path = "notebooks", out: str | Path = "student") -> list[Path]:
+    """Write the student edition of every ``src/*.ipynb`` into ``out``; returns the written paths.
+
+    Every notebook is converted before anything is written, so a convention error leaves ``out``
+    untouched. Student notebooks in ``out`` whose source notebook no longer exists are removed
+    (only files this function wrote, recognised by their ``pe_edition`` metadata).
+    """
+    src, out = Path(src), Path(out)
+    if not src.is_dir():
+        raise StudentEditionError(f"src={str(src)!r} is not a directory of notebooks.")
+    if src.resolve() == out.resolve():
+        raise StudentEditionError(f"out={str(out)!r} is the source directory; choose another folder (e.g. student).")
+    paths = sorted(src.glob("*.ipynb"))
+    if not paths:
+        raise StudentEditionError(f"src={str(src)!r} holds no .ipynb notebook.")
+    converted: dict[str, NotebookNode] = {}
+    errors: list[str] = []
+    for path in paths:
+        try:
+            converted[path.name] = student_notebook(nbformat.read(path, as_version=4), f"{src.name}/{path.name}")
+        except StudentEditionError as exc:
+            errors.append(str(exc))
+    if errors:
+        raise StudentEditionError("the student edition was not written:\n  - " + "\n  - ".join(errors))
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in sorted(out.glob("*.ipynb")):
+        if stale.name not in converted:
+            try:
+                mine = nbformat.read(stale, as_version=4).metadata.get(_EDITION_KEY) == "student"
+            except Exception:  # noqa: BLE001 - not ours if unreadable
+                mine = False
+            if mine:
+                stale.unlink()
+    written = []
+    for name, nb in converted.items():
+        target = out / name
+        nbformat.validate(nb)
+        text = nbformat.writes(nb) + "\n"
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            target.write_text(text, encoding="utf-8")
+        written.append(target)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: ``python -m pe_helpers.student [--src notebooks] [--out student]``."""
+    parser = argparse.ArgumentParser(prog="python -m pe_helpers.student", description=__doc__.splitlines()[0])
+    parser.add_argument("--src", default="notebooks", help="folder of the teacher's notebooks (default: notebooks)")
+    parser.add_argument("--out", default="student", help="folder to write the student edition to (default: student)")
+    args = parser.parse_args(argv)
+    try:
+        written = build_student_edition(args.src, args.out)
+    except StudentEditionError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"wrote {len(written)} student notebooks to {args.out}/: " + ", ".join(p.name for p in written))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,85 @@
+"""environment.yml, pyproject.toml and requirements.lock name the same direct dependencies."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# conda-forge names where they differ from PyPI's
+CONDA_TO_PYPI = {"pytorch": "torch"}
+
+
+def _name(spec: str) -> str:
+    return re.split(r"[<>=!~\[ ;]", spec.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def pyproject_direct() -> set[str]:
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    specs = list(meta["dependencies"])
+    for extra in meta.get("optional-dependencies", {}).values():
+        specs += extra
+    return {_name(s) for s in specs}
+
+
+def environment_lines() -> list[str]:
+    """The lines of environment.yml's `dependencies:` section (not `channels:`)."""
+    text = (ROOT / "environment.yml").read_text()
+    return text.split("\ndependencies:", 1)[1].splitlines()
+
+
+def environment_direct() -> set[str]:
+    names = set()
+    for line in environment_lines():
+        m = re.match(r"^\s{2}- ([A-Za-z0-9_.\-]+)", line)
+        if m and m.group(1) not in ("python", "pip"):
+            names.add(CONDA_TO_PYPI.get(m.group(1), m.group(1)).lower())
+    return names
+
+
+def lock_pins() -> dict[str, str]:
+    pins = {}
+    for line in (ROOT / "requirements.lock").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            name, _, version = line.partition("==")
+            assert version, f"requirements.lock line is not pinned with ==: {line!r}"
+            pins[_name(name)] = version
+    return pins
+
+
+def test_same_direct_dependencies() -> None:
+    assert pyproject_direct() == environment_direct(), (
+        f"pyproject.toml and environment.yml differ: only in pyproject {pyproject_direct() - environment_direct()}, "
+        f"only in environment.yml {environment_direct() - pyproject_direct()}"
+    )
+    missing = pyproject_direct() - set(lock_pins())
+    assert not missing, f"direct dependencies not pinned in requirements.lock: {missing}"
+
+
+def test_torch_is_the_cpu_release_the_machine_has() -> None:
+    assert lock_pins()["torch"] == "2.13.0"
+
+
+def test_lock_versions_fit_the_ranges() -> None:
+    from packaging.specifiers import SpecifierSet
+
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    specs = list(meta["dependencies"]) + [s for e in meta["optional-dependencies"].values() for s in e]
+    pins = lock_pins()
+    for spec in specs:
+        name = _name(spec)
+        ranges = SpecifierSet(spec[len(name):].strip())
+        assert pins[name] in ranges, f"{name}=={pins[name]} in the lock is outside pyproject's range {ranges}"
+
+
+def test_environment_ranges_match_pyproject() -> None:
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    specs = {_name(s): s[len(_name(s)):].strip() for s in
+             list(meta["dependencies"]) + [s for e in meta["optional-dependencies"].values() for s in e]}
+    for line in environment_lines():
+        m = re.match(r"^\s{2}- ([A-Za-z0-9_.\-]+)([^#\s]*)", line)
+        if m and m.group(1) not in ("python", "pip"):
+            name = CONDA_TO_PYPI.get(m.group(1), m.group(1)).lower()
+            assert m.group(2) == specs[name], f"environment.yml {name}{m.group(2)} vs pyproject {name}{specs[name]}"

@@ -1,0 +1,345 @@
+"""The exercise convention of notebooks 01-06, and the student edition built from them (issue 8).
+
+Static part (no kernel): every numbered notebook exists and has >= 2 exercises, each a heading
+``### Exercise N.M · title (★☆☆ easy · ~5 min)``, a hidden solution cell tagged ``solution`` with
+``pe_exercise`` metadata, and right after it a check cell ``assert check_xxx(fn)`` whose checker
+exists in :mod:`pe_helpers.checks` and whose stored output is ``[PASS]``. The student edition turns
+every solution into signature + docstring + ``raise NotImplementedError``, drops the ``assert`` of
+every check, clears all outputs, and is idempotent; convention errors name the notebook and cell.
+
+Executed part (one kernel per notebook): each student notebook runs without error up to its first
+solution cell; the first exercise's stub and check cell then print the friendly "not implemented
+yet" line, no traceback. The other exercises' stubs and checks run in the same kernel too.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import inspect
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import pe_helpers.checks as checks
+from pe_helpers.student import (
+    EXERCISE_HEADING,
+    StudentEditionError,
+    build_student_edition,
+    main,
+    student_notebook,
+    stub_source,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+NUMBERS = ("01", "02", "03", "04", "05", "06")
+CHECK_SOURCE = re.compile(r"^assert (check_\w+)\((\w+)\)$")
+ANY_HEADING = re.compile(r"^###\s+Exercise\b.*$", re.MULTILINE)
+
+
+def _source_path(number: str) -> Path | None:
+    found = sorted(NOTEBOOKS.glob(f"{number}_*.ipynb"))
+    return found[0] if found else None
+
+
+def _require(number: str) -> Path:
+    path = _source_path(number)
+    if path is None:
+        pytest.skip(f"notebook {number} is missing (test_numbered_notebook_exists fails for it)")
+    return path
+
+
+def _read(path: Path) -> nbformat.NotebookNode:
+    return nbformat.read(path, as_version=4)
+
+
+def _tags(cell) -> list[str]:
+    return list(cell.metadata.get("tags", []))
+
+
+def _solution_indices(nb) -> list[int]:
+    return [i for i, c in enumerate(nb.cells) if "solution" in _tags(c)]
+
+
+def _text(cell) -> str:
+    parts = []
+    for out in cell.get("outputs", []):
+        if out.output_type == "stream":
+            parts.append(out.text)
+        elif out.output_type == "error":
+            parts.append("\n".join(out.traceback) + f"{out.ename}: {out.evalue}")
+        else:
+            parts.append(str(out.get("data", {}).get("text/plain", "")))
+    return "".join(parts)
+
+
+def _code_without_magics(source: str) -> str:
+    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+
+
+# --- the source notebooks follow the convention ---------------------------------------------------
+
+@pytest.mark.parametrize("number", NUMBERS)
+def test_numbered_notebook_exists(number: str) -> None:
+    assert _source_path(number) is not None, (
+        f"notebooks/{number}_*.ipynb is missing: notebooks 01-06 each need >= 2 exercises (issue 8)")
+
+
+@pytest.mark.parametrize("number", NUMBERS)
+def test_notebook_follows_the_exercise_convention(number: str) -> None:
+    path = _require(number)
+    nb = _read(path)
+    where = lambda i: f"{path.name}, cell {i + 1} (id {nb.cells[i].get('id')})"  # noqa: E731
+    solutions = _solution_indices(nb)
+    assert len(solutions) >= 2, f"{path.name} has {len(solutions)} solution cell(s); it needs at least 2 exercises"
+
+    seen: set[str] = set()
+    solution_names: set[str] = set()
+    for i in solutions:
+        cell = nb.cells[i]
+        assert cell.cell_type == "code", f"{where(i)} is tagged 'solution' but is {cell.cell_type}"
+        ex = cell.metadata.get("pe_exercise")
+        assert isinstance(ex, str) and re.fullmatch(rf"{int(number)}\.\d+", ex), (
+            f"{where(i)}: metadata pe_exercise must be \"{int(number)}.M\", got {ex!r}")
+        assert ex not in seen, f"{where(i)}: exercise {ex} appears twice"
+        seen.add(ex)
+        assert cell.metadata.get("jupyter", {}).get("source_hidden") is True, (
+            f"{where(i)} (Exercise {ex}): the solution must be hidden: metadata jupyter.source_hidden = true")
+
+        # the nearest exercise heading above the solution is this exercise's, in the full format
+        headings = [(j, m) for j in range(i - 1, -1, -1) if nb.cells[j].cell_type == "markdown"
+                    for m in reversed(ANY_HEADING.findall(nb.cells[j].source))]
+        assert headings, f"{where(i)} (Exercise {ex}): no '### Exercise {ex} · ...' heading above the solution"
+        j, line = headings[0]
+        assert not any(k in solutions for k in range(j + 1, i)), f"{where(i)}: another solution between heading and it"
+        m = EXERCISE_HEADING.fullmatch(line.strip())
+        assert m and m["number"] == ex, (
+            f"{where(j)}: the heading above Exercise {ex} is {line.strip()!r}; expected "
+            f"'### Exercise {ex} · <title> (★☆☆ easy · ~K min)' (★★☆ medium, ★★★ hard)")
+        stars = {"easy": "★☆☆", "medium": "★★☆", "hard": "★★★"}[m["level"]]
+        assert m["stars"] == stars, f"{where(j)}: {m['level']} is rated {stars}, not {m['stars']}"
+
+        # the solution is imports + documented defs only
+        tree = ast.parse(cell.source)
+        defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+        others = [n for n in tree.body if not isinstance(n, (ast.Import, ast.ImportFrom, ast.FunctionDef))]
+        assert defs and not others, (
+            f"{where(i)} (Exercise {ex}): a solution cell holds only imports and top-level defs; found "
+            f"{[type(n).__name__ for n in others] or 'no def'}")
+        for d in defs:
+            assert ast.get_docstring(d), f"{where(i)} (Exercise {ex}): def {d.name} needs a docstring (the stub keeps it)"
+        names = {d.name for d in defs}
+        solution_names |= names
+
+        # right after it: the check cell, calling an existing checker on a function of this solution
+        assert i + 1 < len(nb.cells), f"{where(i)}: the solution is the last cell; its check cell must follow"
+        check = nb.cells[i + 1]
+        assert check.cell_type == "code" and "check" in _tags(check), (
+            f"{where(i + 1)}: the cell right after solution {ex} must be a code cell tagged 'check'")
+        cm = CHECK_SOURCE.match(check.source.strip())
+        assert cm, f"{where(i + 1)}: a check cell is exactly `assert check_xxx(my_fn)`, got {check.source.strip()!r}"
+        checker, fn_name = cm.groups()
+        assert callable(getattr(checks, checker, None)), f"{where(i + 1)}: pe_helpers.checks has no {checker}"
+        assert "quiet" in inspect.signature(getattr(checks, checker)).parameters, f"{checker} needs quiet="
+        assert fn_name in names, f"{where(i + 1)}: {fn_name} is not defined by the solution cell above ({names})"
+        stored = _text(check)
+        assert stored.startswith("[PASS]") and "Traceback" not in stored, (
+            f"{where(i + 1)}: the committed output of {checker} on the solution should be one '[PASS] ...' line, "
+            f"got {stored[:120]!r}")
+
+    # no orphan checks, no heading without a solution, no ordinary cell using a solution's function
+    for i, cell in enumerate(nb.cells):
+        if "check" in _tags(cell):
+            assert i - 1 in solutions, f"{where(i)}: a check cell must come right after a solution cell"
+        if cell.cell_type == "markdown":
+            for line in ANY_HEADING.findall(cell.source):
+                m = EXERCISE_HEADING.fullmatch(line.strip())
+                assert m and m["number"] in seen, f"{where(i)}: heading {line.strip()!r} has no matching solution cell"
+        if cell.cell_type == "code" and not {"solution", "check"} & set(_tags(cell)):
+            tree = ast.parse(_code_without_magics(cell.source))
+            used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+            assert not used & solution_names, (
+                f"{where(i)} uses {sorted(used & solution_names)} from a solution cell: in the student edition "
+                "that is a stub, so 'Run all' would fail there")
+
+
+# --- the student edition --------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def student_dir(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("student")
+    assert main(["--src", str(NOTEBOOKS), "--out", str(out)]) == 0
+    return out
+
+
+def test_student_edition_has_every_notebook_and_is_idempotent(student_dir: Path, tmp_path: Path) -> None:
+    sources = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
+    assert sorted(p.name for p in student_dir.glob("*.ipynb")) == sources
+    before = {p.name: p.read_bytes() for p in student_dir.glob("*.ipynb")}
+    build_student_edition(NOTEBOOKS, student_dir)  # rebuild in place: same bytes
+    assert {p.name: p.read_bytes() for p in student_dir.glob("*.ipynb")} == before
+    build_student_edition(student_dir, tmp_path)  # the student edition of the student edition is itself
+    assert {p.name: p.read_bytes() for p in tmp_path.glob("*.ipynb")} == before
+
+
+def test_student_edition_strips_answers_and_outputs(student_dir: Path) -> None:
+    for src_path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        src, stu = _read(src_path), _read(student_dir / src_path.name)
+        assert len(src.cells) == len(stu.cells), src_path.name
+        for i, (a, b) in enumerate(zip(src.cells, stu.cells)):
+            where = f"{src_path.name}, cell {i + 1}"
+            if b.cell_type == "code":
+                assert b.outputs == [] and b.execution_count is None, f"{where}: outputs not cleared"
+            tags = _tags(a)
+            if "solution" in tags:
+                ex = a.metadata["pe_exercise"]
+                assert b.metadata.get("pe_exercise") == ex and "solution" in _tags(b), where
+                assert not b.metadata.get("jupyter", {}).get("source_hidden"), f"{where}: stub still hidden"
+                old = {n.name: n for n in ast.parse(a.source).body if isinstance(n, ast.FunctionDef)}
+                new = {n.name: n for n in ast.parse(b.source).body if isinstance(n, ast.FunctionDef)}
+                assert old.keys() == new.keys(), where
+                for name, fn in new.items():
+                    assert ast.dump(fn.args) == ast.dump(old[name].args), f"{where}: signature of {name} changed"
+                    assert ast.get_docstring(fn) == ast.get_docstring(old[name]), f"{where}: docstring of {name}"
+                    body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+                    assert len(body) == 1 and isinstance(body[0], ast.Raise), f"{where}: {name} still has a body"
+                    message = body[0].exc.args[0].value
+                    assert body[0].exc.func.id == "NotImplementedError" and message.startswith(f"Exercise {ex}: "), (
+                        f"{where}: {message!r}")
+                imports = [ast.dump(n) for n in ast.parse(a.source).body if isinstance(n, (ast.Import, ast.ImportFrom))]
+                assert imports == [ast.dump(n) for n in ast.parse(b.source).body
+                                   if isinstance(n, (ast.Import, ast.ImportFrom))], f"{where}: imports changed"
+            elif "check" in tags:
+                assert b.source == a.source.strip().removeprefix("assert ") + ";", f"{where}: {b.source!r}"
+            else:
+                assert b.source == a.source, f"{where}: an ordinary cell changed"
+
+
+def test_stub_source_keeps_signature_docstring_and_imports() -> None:
+    source = ('import math\n\n\ndef f(\n    x: int,\n) -> int:\n    """Twice x."""\n    # secret\n'
+              '    return 2 * x\n    # trailing secret\n\n\ndef g(y):\n    # hint\n    return y\n')
+    stub = stub_source(source, "7.1", "Doubling")
+    assert stub == ('import math\n\n\ndef f(\n    x: int,\n) -> int:\n    """Twice x."""\n'
+                    '    raise NotImplementedError("Exercise 7.1: write f (Doubling)")\n\n\n'
+                    'def g(y):\n    raise NotImplementedError("Exercise 7.1: write g (Doubling)")')
+    assert "secret" not in stub and "hint" not in stub and "return" not in stub
+    assert stub_source(stub, "7.1", "Doubling") == stub  # idempotent
+
+
+def _tiny_notebook(*cells) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = list(cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    return nb
+
+
+def _solution(source: str, ex: str = "7.1") -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata.update({"tags": ["solution"], "pe_exercise": ex, "jupyter": {"source_hidden": True}})
+    return cell
+
+
+def _check(source: str) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata["tags"] = ["check"]
+    return cell
+
+
+@pytest.mark.parametrize(("cells", "expected"), [
+    ([_solution("import torch\n"), _check("assert check_x(f)")], r"07_bad\.ipynb, cell 1\b.*defines no function"),
+    ([_solution("X = 3\n\ndef f():\n    '''Doc.'''\n    return X\n"), _check("assert check_x(f)")],
+     r"07_bad\.ipynb, cell 1\b.*line 1 is a top-level Assign"),
+    ([_solution("def f(): return 1\n"), _check("assert check_x(f)")], r"cell 1\b.*own lines"),
+    ([_solution("def f(:\n"), _check("assert check_x(f)")], r"cell 1\b.*does not parse"),
+    ([_solution("def f():\n    '''D.'''\n    return 1\n", ex="seven"), _check("assert check_x(f)")],
+     r"cell 1\b.*pe_exercise"),
+    ([_solution("def f():\n    '''D.'''\n    return 1\n"), _check("print(check_x(f))")], r"cell 2\b.*assert check_xxx"),
+    ([nbformat.v4.new_markdown_cell("# no exercise"), nbformat.v4.new_code_cell("1 + 1")],
+     r"07_bad\.ipynb: no exercise found"),
+])
+def test_convention_errors_name_the_notebook_and_cell(cells, expected: str, tmp_path: Path, capsys) -> None:
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    nbformat.write(_tiny_notebook(*copy.deepcopy(cells)), src / "07_bad.ipynb")
+    nbformat.write(_tiny_notebook(nbformat.v4.new_markdown_cell("# intro")), src / "00_intro.ipynb")  # exempt
+    with pytest.raises(StudentEditionError, match=expected):
+        build_student_edition(src, out)
+    assert not out.exists(), "nothing may be written when a notebook breaks the convention"
+    assert main(["--src", str(src), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "07_bad.ipynb" in err and "Traceback" not in err
+
+
+def test_exempt_intro_and_bad_arguments(tmp_path: Path) -> None:
+    intro = _tiny_notebook(nbformat.v4.new_markdown_cell("# start"), nbformat.v4.new_code_cell("print(1)"))
+    out = student_notebook(intro, "notebooks/00_start_here.ipynb")
+    assert out.metadata["pe_edition"] == "student"
+    with pytest.raises(StudentEditionError, match="no exercise found"):
+        student_notebook(intro, "notebooks/05_limits.ipynb")
+    with pytest.raises(StudentEditionError, match="is not a directory"):
+        build_student_edition(tmp_path / "nope", tmp_path / "out")
+    with pytest.raises(StudentEditionError, match="is the source directory"):
+        build_student_edition(NOTEBOOKS, NOTEBOOKS)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_student_target_runs_the_generator() -> None:
+    dry = subprocess.run(["make", "-n", "student"], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert "-m pe_helpers.student --src notebooks --out student" in dry.stdout
+
+
+# --- executing the student edition (one kernel per notebook) --------------------------------------
+
+@pytest.mark.parametrize("number", NUMBERS)
+def test_student_notebook_runs_to_the_first_exercise_and_stubs_say_not_implemented(
+        number: str, student_dir: Path, monkeypatch) -> None:
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    name = _require(number).name
+    nb = _read(student_dir / name)
+    solutions = _solution_indices(nb)
+    assert solutions, f"{name}: no exercise in the student edition"
+    first = solutions[0]
+    # the notebook as a student runs it up to and including exercise 1, then every other stub + check
+    run = nb.cells[: first + 2]
+    pairs = [first]
+    rest = [i for i in solutions[1:] if i + 1 < len(nb.cells)]
+    if rest:
+        run.append(nbformat.v4.new_code_cell("from pe_helpers.checks import *"))
+        for i in rest:
+            run += [nb.cells[i], nb.cells[i + 1]]
+            pairs.append(i)
+    trial = copy.deepcopy(nb)
+    trial.cells = copy.deepcopy(run)
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    client = NotebookClient(trial, timeout=120, kernel_name="python3", allow_errors=False,
+                            resources={"metadata": {"path": str(student_dir)}})
+    try:
+        client.execute()
+    except CellExecutionError as exc:
+        pytest.fail(f"student edition of {name} failed before/at its exercises:\n{str(exc)[-1500:]}")
+
+    for index, cell in enumerate(trial.cells[:first]):
+        if "raises-exception" not in _tags(cell):
+            assert not [o for o in cell.get("outputs", []) if o.output_type == "error"], f"{name}, cell {index + 1} raised"
+    offset = {first: first}
+    pos = first + 2 + (1 if rest else 0)
+    for i in rest:
+        offset[i] = pos
+        pos += 2
+    for i in pairs:
+        ex = nb.cells[i].metadata["pe_exercise"]
+        stub_out, check_cell = trial.cells[offset[i]], trial.cells[offset[i] + 1]
+        assert stub_out.outputs == [], f"{name}, Exercise {ex}: the stub cell printed {_text(stub_out)!r}"
+        text = _text(check_cell)
+        where = f"{name}, Exercise {ex} ({check_cell.source})"
+        assert "Traceback" not in text and not [o for o in check_cell.outputs if o.output_type == "error"], (
+            f"{where}: a traceback reached the student: {text[:300]!r}")
+        assert "not implemented yet" in text and text.startswith("[NOT YET]"), f"{where}: {text!r}"
+        assert text.count("\n") == 1, f"{where}: the verdict should be printed once, on one line: {text!r}"
