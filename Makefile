@@ -9,6 +9,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PORT   ?= 8888
+# Root (containers, CI) must opt in to running Jupyter; a normal user needs nothing.
+ALLOW_ROOT := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
 
 .PHONY: lab test test-fast notebooks student lock clean help
@@ -30,7 +32,7 @@ $(STAMP): requirements.lock pyproject.toml | $(BIN)/python
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) \
-		--ServerApp.root_dir=notebooks --LabApp.news_url=None
+		--ServerApp.root_dir=notebooks --LabApp.news_url=None $(ALLOW_ROOT)
 
 test: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m pytest tests notebooks $(NBVAL) -q

@@ -43,6 +43,7 @@ from .encodings import (
 )
 
 __all__ = [
+    "demo_query_key",
     "rope_matrix",
     "pair_swap_permutation",
     "interleaved_to_half_permutation",
@@ -60,6 +61,14 @@ __all__ = [
     "comparison_table",
     "format_comparison_table",
 ]
+
+
+def demo_query_key(dim: int = 16, *, seed: int = 0) -> tuple[Tensor, Tensor]:
+    """A query and a key content vector ``q, k ~ N(0, I)`` of length ``dim`` (float64, seeded): the app's example."""
+    dim = check_dim("dim", dim)
+    seed = check_int("seed", seed, minimum=0)
+    qk = torch.randn(2, dim, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    return qk[0], qk[1]
 
 
 def rope_matrix(position: float, dim: int, *, base: float = 10000.0, layout: str = "interleaved") -> Tensor:

@@ -318,7 +318,7 @@ def test_student_notebook_runs_to_the_first_exercise_and_stubs_say_not_implement
     trial = copy.deepcopy(nb)
     trial.cells = copy.deepcopy(run)
     monkeypatch.setenv("MPLBACKEND", "Agg")
-    client = NotebookClient(trial, timeout=120, kernel_name="python3", allow_errors=False,
+    client = NotebookClient(trial, timeout=120, kernel_name="python3", allow_errors=False, shutdown_kernel="immediate",
                             resources={"metadata": {"path": str(student_dir)}})
     try:
         client.execute()

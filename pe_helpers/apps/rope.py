@@ -1,5 +1,41 @@
-"""Apps for notebook rope (filled in by its issue)."""
+"""Apps for notebook 06: RoPE rotates q and k, and their dot product keeps only the offset m - n."""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import ipywidgets as widgets
+
+from .._validate import check_dim, check_int
+from ..figures.rope import build_rope_pair
+from ._base import App
+
+__all__ = ["rope_shift_app"]
+
+#: Positions and shifts the sliders reach (the figure's axis limits are fixed for these ranges).
+MAX_POS = 64
+T_MAX = 64
+
+
+def rope_shift_app(*, m: int = 5, n: int = 2, t: int = 0, pair: int = 0, d: int = 16, base: float = 10000.0,
+                   seed: int = 0) -> App:
+    r"""Query at position ``m + t``, key at ``n + t``: pair ``i`` of both rotated vectors, and the score against ``t``.
+
+    Controls: ``m`` and ``n`` (0 … 64), the common shift ``t`` (0 … 64) and ``pair`` (0 … d/2 - 1). Moving
+    ``t`` turns both vectors by the same angle :math:`t\,\omega_i`, so the angle between them, and the score
+    :math:`(\mathcal{R}_{m+t}q)^\top(\mathcal{R}_{n+t}k) = q^\top\mathcal{R}_{n-m}k`, stay fixed; the additive
+    score :math:`(q+PE(m+t))^\top(k+PE(n+t))` drawn beside it moves. ``d``, ``base`` and ``seed`` (the content
+    vectors q, k) are fixed when the app is made.
+    """
+    d = check_dim("d", d)
+    for name, value, top in (("m", m, MAX_POS), ("n", n, MAX_POS), ("t", t, T_MAX)):
+        if check_int(name, value, minimum=0) > top:
+            raise ValueError(f"{name} must be in 0..{top} for this app, got {value}.")
+    if check_int("pair", pair, minimum=0) >= d // 2:
+        raise ValueError(f"pair must be in 0..{d // 2 - 1} for d = {d}, got {pair}.")
+    controls = {
+        "m": widgets.IntSlider(value=m, min=0, max=MAX_POS, description="query m", continuous_update=True),
+        "n": widgets.IntSlider(value=n, min=0, max=MAX_POS, description="key n", continuous_update=True),
+        "t": widgets.IntSlider(value=t, min=0, max=T_MAX, description="shift t", continuous_update=True),
+        "pair": widgets.IntSlider(value=pair, min=0, max=d // 2 - 1, description="pair i", continuous_update=True),
+    }
+    fig, update = build_rope_pair(m=m, n=n, t=t, pair=pair, d=d, base=base, seed=seed, max_pos=MAX_POS, t_max=T_MAX)
+    return App(controls, fig, update, title=f"RoPE: shift both positions by t, the score stays (d = {d})")

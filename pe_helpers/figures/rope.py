@@ -94,7 +94,7 @@ def build_rope_pair(*, m: int = 5, n: int = 2, t: int = 0, pair: int = 0, d: int
     ax.set_xlim(-reach, reach)
     ax.set_ylim(-reach, reach)
     ax.set_aspect("equal")
-    label(ax, "pair i: R(m+t)q and R(n+t)k (dashed: unrotated)", "dim 2i", "dim 2i+1")
+    label(ax, "pair i of R(m+t)q and R(n+t)k", "dim 2i", "dim 2i+1")
 
     ts = torch.arange(t_max + 1)
     (line_r,) = ax_s.plot([], [], color=OKABE_ITO[0], linewidth=1.8, label="RoPE: (R(m+t)q)\u00b7(R(n+t)k)")
@@ -102,7 +102,7 @@ def build_rope_pair(*, m: int = 5, n: int = 2, t: int = 0, pair: int = 0, d: int
     marker = ax_s.axvline(t, color="#888888", linewidth=0.8)
     (dot_r,) = ax_s.plot([], [], "o", color=OKABE_ITO[0], markersize=6)
     (dot_a,) = ax_s.plot([], [], "o", color=OKABE_ITO[5], markersize=6)
-    ax_s.set_xlim(0, t_max)
+    ax_s.set_xlim(-1, t_max + 1)
     ax_s.set_ylim(low - pad, high + 2.2 * pad)
     ax_s.legend(fontsize=7.5, frameon=False, loc="upper left", ncol=1)
     label(ax_s, "score while both positions shift by t", "shift t (query at m+t, key at n+t)", "q\u00b7k score")
@@ -135,8 +135,11 @@ def build_rope_pair(*, m: int = 5, n: int = 2, t: int = 0, pair: int = 0, d: int
         theta = ang_k + sweep * torch.linspace(0, 1, 60, dtype=torch.float64)
         arc.set_data((radius * torch.cos(theta)).numpy(), (radius * torch.sin(theta)).numpy())
         pair_score = float(pq @ pk)
-        readout.set_text(f"(m-n)\u00b7\u03c9_{pair} = {(m - n) * float(omegas[pair]):+.4f} rad\n"
-                         f"pair score = {pair_score:+.4f}")
+        start = math.remainder(math.atan2(float(rq[1]), float(rq[0])) - math.atan2(float(rk[1]), float(rk[0])),
+                               2 * math.pi)
+        readout.set_text(f"angle k\u2192q {sweep:+.3f} rad\n"
+                         f"= {start:+.3f} + (m-n)\u03c9_{pair} (mod 2\u03c0)\n"
+                         f"pair score {pair_score:+.4f}")
         rotary = shifted_scores(q, k, m, n, ts, base=base)
         adds = additive[m + ts, n + ts]
         line_r.set_data(ts.numpy(), rotary.numpy())

@@ -1,0 +1,342 @@
+r"""Checkers for notebook 06: RoPE for one pair, the score from the offset alone, attention with RoPE.
+
+* Exercise 6.1, :func:`check_rope_pair`: ``fn(pair, position, omega)`` turns one pair ``(a, b)`` by
+  :math:`\theta = position\cdot\omega`: :math:`(a\cos\theta - b\sin\theta,\ a\sin\theta + b\cos\theta)`;
+* Exercise 6.2, :func:`check_relative_score`: ``fn(q, k, offset)`` returns
+  :math:`q^\top \mathcal{R}_{offset}\,k`, which must equal :math:`(\mathcal{R}_m q)^\top(\mathcal{R}_n k)`
+  for every ``m, n`` with ``n - m = offset``: the score depends only on the offset;
+* Exercise 6.3, :func:`check_rope_attention`: ``fn(q, k, v, positions)`` returns
+  :math:`\text{softmax}\big((\mathcal{R}Q)(\mathcal{R}K)^\top/\sqrt{d}\big)\,V`, interleaved, base 10000,
+  **V not rotated**.
+
+Each recognises named mistakes: the wrong rotation sign, rotating V too, the half layout where
+the interleaved one was asked, forgetting the position, and a few more (see ``*_MISTAKES``).
+:func:`example_mistakes` returns each one as a buggy function (the tests and the notebook use them).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+from torch import Tensor
+
+from ..encodings import apply_rope
+from ._base import CheckResult, StudentError, as_tensor_output, call_student, failed, passed
+
+__all__ = [
+    "check_rope_pair",
+    "check_relative_score",
+    "check_rope_attention",
+    "ROPE_PAIR_MISTAKES",
+    "RELATIVE_SCORE_MISTAKES",
+    "ROPE_ATTENTION_MISTAKES",
+    "example_rope_mistakes",
+]
+
+_ATOL = 1e-5
+_EX_PAIR = "Exercise 6.1: RoPE for one pair"
+_EX_SCORE = "Exercise 6.2: the score from the offset alone"
+_EX_ATTN = "Exercise 6.3: attention with RoPE"
+_PAIR_CASES = (((1.0, 0.0), 3, 1.0), ((0.3, -1.2), 7, 0.1), ((2.0, 0.5), -2, 0.5), ((-0.7, 0.4), 50, 0.01))
+_WRONG_SIGN = ("it turns the pair the wrong way (by -θ). RoPE turns (a, b) like a point (x, y) counter-clockwise: "
+               "a' = a cos θ - b sin θ, b' = a sin θ + b cos θ. (Notebook 04's block [[cos, sin], [-sin, cos]] "
+               "is the same turn written for (sin, cos) pairs, i.e. for (y, x): used on (x, y) it turns backwards.)")
+
+
+# ---- Exercise 6.1 ----------------------------------------------------------------------------------------
+
+def reference_rope_pair(pair: Tensor, position: float, omega: float) -> Tensor:
+    r""":math:`(a\cos\theta - b\sin\theta,\ a\sin\theta + b\cos\theta)` with :math:`\theta = position\cdot\omega`, float64."""
+    a, b = (float(v) for v in torch.as_tensor(pair, dtype=torch.float64))
+    th = position * omega
+    return torch.tensor([a * math.cos(th) - b * math.sin(th), a * math.sin(th) + b * math.cos(th)], dtype=torch.float64)
+
+
+def _pair_mistakes(pair: Tensor, position: float, omega: float) -> dict[str, tuple[Tensor, str]]:
+    a, b = (float(v) for v in pair)
+    right = reference_rope_pair(pair, position, omega)
+    th = position * omega
+    return {
+        "wrong-sign": (reference_rope_pair(pair, -position, omega), _WRONG_SIGN),
+        "no-position": (reference_rope_pair(pair, 1.0, omega),
+                        "the angle is ω, not position·ω: the pair of a token at position m turns by m·ω."),
+        "swapped-output": (right.flip(0), "the two outputs are swapped: return (a', b') in this order, "
+                                          "a' = a cos θ - b sin θ first."),
+        "sin-cos-swapped": (torch.tensor([a * math.sin(th) - b * math.cos(th), a * math.cos(th) + b * math.sin(th)],
+                                         dtype=torch.float64),
+                            "cos and sin are swapped: a' = a·cos θ - b·sin θ (cos goes with the same entry)."),
+        "not-rotated": (torch.tensor([a, b], dtype=torch.float64), "the pair comes back unchanged: rotate it by θ."),
+    }
+
+
+#: The named mistakes :func:`check_rope_pair` recognises.
+ROPE_PAIR_MISTAKES = tuple(_pair_mistakes(torch.tensor([1.0, 0.5]), 3.0, 0.5))
+
+
+def check_rope_pair(fn: Callable[[Tensor, float, float], object], *, quiet: bool = False) -> CheckResult:
+    r"""Check ``fn(pair, position, omega) -> Tensor[2]``: the pair ``(a, b)`` turned by ``position·omega`` (counter-clockwise).
+
+    Prints what is off (naming the mistake) and returns a truthy :class:`CheckResult` on success.
+    """
+    ex = _EX_PAIR
+    try:
+        for values, position, omega in _PAIR_CASES:
+            pair = torch.tensor(values, dtype=torch.float64)
+            call = f"fn(tensor([{values[0]:g}, {values[1]:g}]), {position}, {omega:g})"
+            got = as_tensor_output(ex, call_student(ex, fn, pair.clone(), position, omega), call).reshape(-1)
+            if got.numel() != 2:
+                return failed(ex, f"{call} returned {got.numel()} numbers; expected the 2 entries (a', b').",
+                              "wrong-shape", quiet=quiet)
+            want = reference_rope_pair(pair, position, omega)
+            if torch.allclose(got, want, atol=_ATOL, rtol=0):
+                continue
+            for name, (wrong, why) in _pair_mistakes(pair, position, omega).items():
+                if torch.allclose(got, wrong, atol=_ATOL, rtol=0):
+                    return failed(ex, f"{call} is off: {why}", name, quiet=quiet)
+            return failed(ex, f"{call} is off: expected [{float(want[0]):.4f}, {float(want[1]):.4f}], got "
+                              f"[{float(got[0]):.4f}, {float(got[1]):.4f}]. θ = position·ω = {position * omega:g}.",
+                          "other", quiet=quiet)
+    except StudentError as err:
+        return failed(ex, err.result.message, err.result.mistake, quiet=quiet)
+    return passed(ex, f"(a, b) turns by position·ω for {len(_PAIR_CASES)} cases (positions 3, 7, -2, 50).", quiet=quiet)
+
+
+# ---- Exercise 6.2 ----------------------------------------------------------------------------------------
+
+_SCORE_DIM = 8
+_SCORE_PAIRS = ((2, 5), (10, 3), (0, 0), (40, 57), (100, 97))
+
+
+def _score_vectors() -> tuple[Tensor, Tensor]:
+    qk = torch.randn(2, _SCORE_DIM, generator=torch.Generator().manual_seed(6), dtype=torch.float64)
+    return qk[0], qk[1]
+
+
+def reference_relative_score(q: Tensor, k: Tensor, offset: float, *, layout: str = "interleaved") -> Tensor:
+    r""":math:`q^\top \mathcal{R}_{offset}\,k` (one rotation, of the key by the offset ``n - m``), a float64 scalar."""
+    return apply_rope(k.to(torch.float64)[None], [offset], layout=layout)[0] @ q.to(torch.float64)
+
+
+def _two_rotations(q: Tensor, k: Tensor, m: float, n: float) -> Tensor:
+    return apply_rope(q[None], [m])[0] @ apply_rope(k[None], [n])[0]
+
+
+def _score_mistakes(q: Tensor, k: Tensor, offset: float) -> dict[str, tuple[Tensor, str]]:
+    return {
+        "offset-sign": (reference_relative_score(q, k, -offset),
+                        "this is q·R(m-n)k: the offset has the wrong sign (or q was rotated by the offset "
+                        "instead of k). From (R_m q)·(R_n k) = q·(R_m^T R_n k) = q·R_(n-m) k, rotate k by n - m."),
+        "no-rotation": (q @ k, "this is q·k: the position has no effect. (Rotating both q and k by the same "
+                               "angle gives q·k too: it is the difference of the angles that counts.)"),
+        "half-layout": (reference_relative_score(q, k, offset, layout="half"),
+                        "this is the half-split layout (pairs i, i + d/2). The exercise uses the interleaved "
+                        "one (pairs 2i, 2i+1): apply_rope(..., layout='interleaved'), the default."),
+    }
+
+
+#: The named mistakes :func:`check_relative_score` recognises.
+RELATIVE_SCORE_MISTAKES = tuple(_score_mistakes(*_score_vectors(), 3.0))
+
+
+def _as_scalar(ex: str, value: object, call: str) -> Tensor:
+    got = as_tensor_output(ex, value, call)
+    if got.numel() != 1:
+        raise StudentError(CheckResult(ex, False, f"{call} returned shape {tuple(got.shape)}; expected one number "
+                                                  f"(the score).", "wrong-shape"))
+    return got.reshape(())
+
+
+def check_relative_score(fn: Callable[[Tensor, Tensor, int], object], *, quiet: bool = False) -> CheckResult:
+    r"""Check ``fn(q, k, offset)`` against :math:`(\mathcal{R}_m q)^\top(\mathcal{R}_n k)` for pairs with ``n - m = offset``.
+
+    For each ``(m, n)`` in a list (including shifted copies of one offset), the student's
+    ``fn(q, k, n - m)`` must equal the two-rotation score: so the score is a function of ``n - m`` alone.
+    Prints what is off (naming the mistake) and returns a truthy :class:`CheckResult` on success.
+    """
+    ex = _EX_SCORE
+    q, k = _score_vectors()
+    try:
+        for m, n in _SCORE_PAIRS:
+            offset = n - m
+            call = f"fn(q, k, {offset})"
+            got = _as_scalar(ex, call_student(ex, fn, q.clone(), k.clone(), offset), call)
+            want = _two_rotations(q, k, m, n)
+            if torch.allclose(got, want, atol=_ATOL, rtol=0):
+                continue
+            for name, (wrong, why) in _score_mistakes(q, k, offset).items():
+                if torch.allclose(got, wrong, atol=_ATOL, rtol=0):
+                    return failed(ex, f"{call} is off: {why}", name, quiet=quiet)
+            return failed(ex, f"{call} is off: for m = {m}, n = {n}, (R_m q)·(R_n k) = {float(want):.4f}, "
+                              f"got {float(got):.4f}.", "other", quiet=quiet)
+    except StudentError as err:
+        return failed(ex, err.result.message, err.result.mistake, quiet=quiet)
+    pairs = ", ".join(f"({m}, {n})" for m, n in _SCORE_PAIRS)
+    return passed(ex, f"fn(q, k, n - m) = (R_m q)·(R_n k) for (m, n) in {pairs}.", quiet=quiet)
+
+
+# ---- Exercise 6.3 ----------------------------------------------------------------------------------------
+
+_ATTN_CASES = ((6, 8, (0, 1, 2, 3, 4, 5)), (5, 16, (100, 101, 103, 110, 150)))
+
+
+def _attn_inputs(n: int, d: int, seed: int) -> tuple[Tensor, Tensor, Tensor]:
+    qkv = torch.randn(3, n, d, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    return qkv[0], qkv[1], qkv[2]
+
+
+def _attention(q: Tensor, k: Tensor, v: Tensor, *, scale: bool = True) -> Tensor:
+    s = q @ k.T
+    if scale:
+        s = s / math.sqrt(q.shape[-1])
+    return torch.softmax(s, dim=-1) @ v
+
+
+def reference_rope_attention(q: Tensor, k: Tensor, v: Tensor, positions: Tensor, *, layout: str = "interleaved") -> Tensor:
+    r""":math:`\text{softmax}\big((\mathcal{R}Q)(\mathcal{R}K)^\top/\sqrt{d}\big)\,V` (V unrotated), float64."""
+    pos = torch.as_tensor(positions)
+    return _attention(apply_rope(q, pos, layout=layout), apply_rope(k, pos, layout=layout), v)
+
+
+def _attn_mistakes(q: Tensor, k: Tensor, v: Tensor, pos: Tensor) -> dict[str, tuple[Tensor, str]]:
+    rq, rk = apply_rope(q, pos), apply_rope(k, pos)
+    return {
+        "rotated-v": (_attention(rq, rk, apply_rope(v, pos)),
+                      "V was rotated too. RoPE rotates only q and k, the two vectors inside the dot product; "
+                      "the values v = W_V x carry content and are left alone."),
+        "half-layout": (reference_rope_attention(q, k, v, pos, layout="half"),
+                        "this is the half-split layout (pairs i, i + d/2, as in rotate_half). The exercise uses "
+                        "the interleaved one (pairs 2i, 2i+1): apply_rope's default layout='interleaved'."),
+        "wrong-sign": (_attention(apply_rope(q, -pos), apply_rope(k, -pos), v),
+                       "q and k are rotated by -m·ω (the wrong sign), so the score becomes q·R(m-n)k instead of "
+                       "q·R(n-m)k. Rotate by +position."),
+        "q-only": (_attention(rq, k, v), "only q is rotated: rotate k by its own position as well."),
+        "k-only": (_attention(q, rk, v), "only k is rotated: rotate q by its own position as well."),
+        "no-rope": (_attention(q, k, v), "nothing is rotated: this is plain attention, blind to order."),
+        "no-scale": (_attention(rq, rk, v, scale=False), "the scores are not divided by √d."),
+    }
+
+
+#: The named mistakes :func:`check_rope_attention` recognises.
+ROPE_ATTENTION_MISTAKES = tuple(_attn_mistakes(*_attn_inputs(3, 4, 0), torch.arange(3)))
+
+
+def check_rope_attention(fn: Callable[[Tensor, Tensor, Tensor, Tensor], object], *, quiet: bool = False) -> CheckResult:
+    r"""Check ``fn(q, k, v, positions) -> [n, d]`` = softmax((RQ)(RK)ᵀ/√d) V with interleaved RoPE, base 10000, no mask.
+
+    Prints what is off (naming the mistake) and returns a truthy :class:`CheckResult` on success.
+    """
+    ex = _EX_ATTN
+    try:
+        for seed, (n, d, positions) in enumerate(_ATTN_CASES):
+            q, k, v = _attn_inputs(n, d, seed)
+            pos = torch.tensor(positions)
+            call = f"fn(q, k, v, positions={list(positions)}) with q, k, v of shape ({n}, {d})"
+            got = as_tensor_output(ex, call_student(ex, fn, q.clone(), k.clone(), v.clone(), pos.clone()), call)
+            if tuple(got.shape) != (n, d):
+                return failed(ex, f"{call} returned shape {tuple(got.shape)}; expected ({n}, {d}), one output row "
+                                  f"per query.", "wrong-shape", quiet=quiet)
+            want = reference_rope_attention(q, k, v, pos)
+            if torch.allclose(got, want, atol=_ATOL, rtol=0):
+                continue
+            for name, (wrong, why) in _attn_mistakes(q, k, v, pos).items():
+                if torch.allclose(got, wrong, atol=_ATOL, rtol=0):
+                    return failed(ex, f"{call} is off: {why}", name, quiet=quiet)
+            row = int((got - want).abs().amax(dim=1).argmax())
+            return failed(ex, f"{call} is off: output row {row} differs from the reference by up to "
+                              f"{float((got - want).abs().max()):.4f}. Rotate q and k (not v) with "
+                              f"apply_rope(x, positions), then softmax(q kᵀ/√d) v.", "other", quiet=quiet)
+    except StudentError as err:
+        return failed(ex, err.result.message, err.result.mistake, quiet=quiet)
+    return passed(ex, "matches softmax((RQ)(RK)ᵀ/√d)·V for positions 0..5 and 100..150, V untouched.", quiet=quiet)
+
+
+# ---- the mistakes as code (tests, misconception boxes) ---------------------------------------------------
+
+def _rotate(a: float, b: float, th: float) -> Tensor:
+    return torch.tensor([a * math.cos(th) - b * math.sin(th), a * math.sin(th) + b * math.cos(th)], dtype=torch.float64)
+
+
+def _pair_bugs() -> dict[str, Callable[..., Tensor]]:
+    def wrong_sign(pair, position, omega):
+        """(a, b) turned by -θ: a' = a cos θ + b sin θ, b' = -a sin θ + b cos θ."""
+        return _rotate(float(pair[0]), float(pair[1]), -position * omega)
+
+    def no_position(pair, position, omega):
+        """θ = ω instead of position·ω."""
+        return _rotate(float(pair[0]), float(pair[1]), omega)
+
+    def swapped_output(pair, position, omega):
+        """return (b', a') instead of (a', b')."""
+        return _rotate(float(pair[0]), float(pair[1]), position * omega).flip(0)
+
+    def sin_cos_swapped(pair, position, omega):
+        """a' = a sin θ - b cos θ, b' = a cos θ + b sin θ."""
+        a, b, th = float(pair[0]), float(pair[1]), position * omega
+        return torch.tensor([a * math.sin(th) - b * math.cos(th), a * math.cos(th) + b * math.sin(th)])
+
+    def not_rotated(pair, position, omega):
+        """return the pair unchanged."""
+        return torch.as_tensor(pair, dtype=torch.float64).clone()
+
+    return {"wrong-sign": wrong_sign, "no-position": no_position, "swapped-output": swapped_output,
+            "sin-cos-swapped": sin_cos_swapped, "not-rotated": not_rotated}
+
+
+def _score_bugs() -> dict[str, Callable[..., Tensor]]:
+    def offset_sign(q, k, offset):
+        """q·R(m-n)k: k rotated by -offset (or q rotated by +offset)."""
+        return apply_rope(q[None], [offset])[0] @ k
+
+    def no_rotation(q, k, offset):
+        """(R_o q)·(R_o k) = q·k: both rotated by the offset."""
+        return apply_rope(q[None], [offset])[0] @ apply_rope(k[None], [offset])[0]
+
+    def half_layout(q, k, offset):
+        """apply_rope(..., layout='half')."""
+        return apply_rope(k[None], [offset], layout="half")[0] @ q
+
+    return {"offset-sign": offset_sign, "no-rotation": no_rotation, "half-layout": half_layout}
+
+
+def _attn_bugs() -> dict[str, Callable[..., Tensor]]:
+    def rotated_v(q, k, v, positions):
+        """v = apply_rope(v, positions) as well."""
+        return _attention(apply_rope(q, positions), apply_rope(k, positions), apply_rope(v, positions))
+
+    def half_layout(q, k, v, positions):
+        """layout='half' (rotate_half style) where interleaved was asked."""
+        return reference_rope_attention(q, k, v, positions, layout="half")
+
+    def wrong_sign(q, k, v, positions):
+        """apply_rope(x, -positions): rotated backwards."""
+        return _attention(apply_rope(q, -positions), apply_rope(k, -positions), v)
+
+    def q_only(q, k, v, positions):
+        """only q rotated."""
+        return _attention(apply_rope(q, positions), k, v)
+
+    def k_only(q, k, v, positions):
+        """only k rotated."""
+        return _attention(q, apply_rope(k, positions), v)
+
+    def no_rope(q, k, v, positions):
+        """plain attention."""
+        return _attention(q, k, v)
+
+    def no_scale(q, k, v, positions):
+        """softmax(q kᵀ) without 1/√d."""
+        return _attention(apply_rope(q, positions), apply_rope(k, positions), v, scale=False)
+
+    return {"rotated-v": rotated_v, "half-layout": half_layout, "wrong-sign": wrong_sign, "q-only": q_only,
+            "k-only": k_only, "no-rope": no_rope, "no-scale": no_scale}
+
+
+def example_rope_mistakes(exercise: str) -> dict[str, Callable[..., Tensor]]:
+    """Each named mistake of exercise ``"6.1"``, ``"6.2"`` or ``"6.3"`` as a buggy function (docstring: the bug)."""
+    table = {"6.1": _pair_bugs, "6.2": _score_bugs, "6.3": _attn_bugs}
+    if exercise not in table:
+        raise ValueError(f"exercise must be one of {', '.join(repr(e) for e in table)}, got {exercise!r}.")
+    return table[exercise]()
+
