@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import gc
 import itertools
+import os
 import statistics
 import sys
 import time
@@ -147,6 +148,9 @@ def print_table(rows: list[Row]) -> None:
         print(fmt.format(*line))
     print(f"goal: median <= baseline/3 and < {GOAL_MS:.0f} ms, per app and control "
           f"(ratio = median / baseline median)")
+    if hasattr(os, "getloadavg"):
+        load = ", ".join(f"{v:.2f}" for v in os.getloadavg())
+        print(f"machine: {os.cpu_count()} cores, load average {load} (1, 5, 15 min) at the end of the run")
 
 
 def main(argv: list[str] | None = None) -> int:

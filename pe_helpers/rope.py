@@ -265,17 +265,17 @@ SCHEMES: dict[str, dict[str, object]] = {
     "learned": {
         "name": "learned absolute",
         "lab": ("learned", "learned-extended"),
-        "what": "a trained row p_i of P (L x d) is added to x_i, once, before W_Q, W_K, W_V",
+        "what": "a trained row p_i of the table P (L×d) is added to x_i, once, at the input (before W_Q, W_K, W_V)",
     },
     "sinusoidal": {
         "name": "sinusoidal absolute",
         "lab": ("sinusoidal",),
-        "what": "the fixed PE(i) (sin, cos of i*w_j) is added to x_i, once, before W_Q, W_K, W_V",
+        "what": "the fixed PE(i) (sin, cos of i·ω_j) is added to x_i, once, at the input (before W_Q, W_K, W_V)",
     },
     "rope": {
         "name": "RoPE",
         "lab": ("rope",),
-        "what": "q_m and k_n are rotated by R_m, R_n in every attention layer, after W_Q, W_K; nothing added",
+        "what": "q_m and k_n are rotated by R_m and R_n in every attention layer, after W_Q and W_K; nothing is added",
     },
     "none": {
         "name": "no PE + causal mask",
@@ -371,22 +371,25 @@ class ComparisonRow:
 
     @property
     def relative(self) -> str:
-        return {"offset-only": "yes: q.k depends on m - n only",
-                "absolute": "no: only implicit in absolute positions",
-                "none": "no: no position in q.k (order from the mask)"}[self.score_dependence]
+        return {"offset-only": "yes: q·k depends on n − m only",
+                "absolute": "no: only implicit in the absolute positions",
+                "none": "no: no position in q·k (order only from the mask)"}[self.score_dependence]
 
     @property
     def past_training(self) -> str:
-        L = self.train_len
-        head = f"{self.in_distribution:.2f} at <= L"
+        """The lab column: accuracy at <= L, then at L+1..2L and 2L+1..test_len, and the verdict."""
+        head = f"{self.in_distribution:.2f} at ≤ L"
         if self.past is None:
-            text = f"{head}; past L cannot run (PositionOutOfRangeError)"
+            text = f"{head}; past L it cannot run (PositionOutOfRangeError)"
             if self.extended is not None:
                 near, far, verdict = self.extended
-                text += f"; extended table (untrained rows): {_fmt(near)} / {_fmt(far)}, {verdict}"
+                text += f"; with untrained extra rows: {self._spans(near, far)}: {verdict}"
             return text
-        top = "4L" if self.test_len == 4 * L else str(self.test_len)
-        return f"{head}, {_fmt(self.near)} at L+1..2L, {_fmt(self.far)} at 2L+1..{top}: {self.verdict}"
+        return f"{head} → {self._spans(self.near, self.far)}: {self.verdict}"
+
+    def _spans(self, near: float | None, far: float | None) -> str:
+        top = "4L" if self.test_len == 4 * self.train_len else str(self.test_len)
+        return f"{_fmt(near)} at L+1..2L, {_fmt(far)} at 2L+1..{top}"
 
 
 def _fmt(value: float | None) -> str:
@@ -447,8 +450,9 @@ def comparison_table(results: object, *, dim: int = 16, seed: int = 0) -> list[C
 
 def format_comparison_table(rows: Sequence[ComparisonRow]) -> str:
     """The rows as a Markdown (pipe) table, readable as plain text too."""
+    lab = f"L = {rows[0].train_len}, " if rows else ""
     head = ["scheme", "what is added or rotated, and where", "V carries position", "relative distance explicit",
-            "past the training length (lab, token accuracy)"]
+            f"past the training length (notebook 05's lab, {lab}token accuracy)"]
     body = [[r.scheme, r.what, "yes" if r.value_carries_position else "no", r.relative, r.past_training] for r in rows]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     lines += ["| " + " | ".join(cells) + " |" for cells in body]

@@ -13,10 +13,12 @@ each notebook of ``--src`` into ``--out`` and, following the exercise convention
 * all outputs and execution counts are cleared, and the per-cell execution timings dropped.
 
 The build is deterministic and idempotent: rebuilding gives the same bytes, and rebuilding from a
-student edition gives the student edition again. A notebook that breaks the convention (a solution
-cell with no ``def``, or with other top-level code; a notebook other than ``00_*`` with no exercise;
-a check cell that is not one ``assert check_xxx(...)``) stops the build with an error naming the
-notebook and the cell; nothing is written then.
+student edition gives the student edition again. A student notebook someone has edited since it was
+generated (a student's answers) is never overwritten, unless ``--force``.
+
+A notebook that breaks the convention (a solution cell with no ``def``, or with other top-level code;
+a notebook other than ``00_*`` with no exercise; a check cell that is not one ``assert check_xxx(...)``)
+stops the build with an error naming the notebook and the cell; nothing is written then.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import hashlib
 import re
 import sys
 from dataclasses import dataclass
@@ -41,6 +44,7 @@ __all__ = [
     "stub_source",
     "student_check_source",
     "student_notebook",
+    "StudentEdition",
     "build_student_edition",
     "main",
 ]
@@ -58,6 +62,7 @@ EXERCISE_HEADING = re.compile(
 _ANY_EXERCISE_HEADING = re.compile(r"^###\s+Exercise\s+(?P<number>\d+\.\d+)\b\W*(?P<rest>.*)$", re.MULTILINE)
 _CHECK_CALL = re.compile(r"^(?:assert\s+)?(check_\w+\(.*\))\s*;?\s*$", re.DOTALL)
 _EDITION_KEY = "pe_edition"
+_DIGEST_KEY = "pe_edition_sources"
 _ALLOWED_IN_SOLUTION = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -195,20 +200,53 @@ def student_notebook(nb: NotebookNode, name: str) -> NotebookNode:
         raise StudentEditionError(f"{name}: no exercise found (no code cell tagged {SOLUTION_TAG!r}); every notebook "
                                   f"except {', '.join(p + '*' for p in EXEMPT_PREFIXES)} needs at least one.")
     out.metadata[_EDITION_KEY] = "student"
+    out.metadata[_DIGEST_KEY] = _sources_digest(out)
     return out
 
 
-def build_student_edition(src: str | Path = "notebooks", out: str | Path = "student") -> list[Path]:
-    """Write the student edition of every ``src/*.ipynb`` into ``out``; returns the written paths.
+@dataclass(frozen=True)
+class StudentEdition:
+    """What :func:`build_student_edition` did: notebooks ``written`` (or already up to date), and ``kept``.
+
+    A notebook is *kept* (not overwritten) when the file in ``out`` was edited after it was generated,
+    e.g. a student's answers, or is not a student edition at all; ``force=True`` overwrites it anyway.
+    """
+
+    written: list[Path]
+    kept: list[Path]
+
+
+def _sources_digest(nb: NotebookNode) -> str:
+    """A short hash of every cell's type and source: tells a generated notebook from an edited one."""
+    h = hashlib.sha256()
+    for cell in nb.cells:
+        h.update(cell.cell_type.encode() + b"\0" + cell.source.encode("utf-8") + b"\0")
+    return h.hexdigest()[:16]
+
+
+def _generated_and_untouched(path: Path) -> bool:
+    """True if ``path`` is a student edition whose cell sources are still as generated."""
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception:  # noqa: BLE001 - unreadable: not ours to overwrite
+        return False
+    return nb.metadata.get(_EDITION_KEY) == "student" and nb.metadata.get(_DIGEST_KEY) == _sources_digest(nb)
+
+
+def build_student_edition(src: str | Path = "notebooks", out: str | Path = "student", *,
+                          force: bool = False) -> StudentEdition:
+    """Write the student edition of every ``src/*.ipynb`` into ``out``.
 
     Every notebook is converted before anything is written, so a convention error leaves ``out``
-    untouched. Student notebooks in ``out`` whose source notebook no longer exists are removed
-    (only files this function wrote, recognised by their ``pe_edition`` metadata).
+    untouched. A file in ``out`` is only overwritten if it is a student edition nobody has edited
+    since (its cell sources match the digest stored at generation), unless ``force``: a student's
+    answers are never lost to a rebuild. Unedited student notebooks whose source notebook no longer
+    exists are removed.
     """
     src, out = Path(src), Path(out)
     if not src.is_dir():
         raise StudentEditionError(f"src={str(src)!r} is not a directory of notebooks.")
-    if src.resolve() == out.resolve():
+    if out.exists() and src.resolve() == out.resolve():
         raise StudentEditionError(f"out={str(out)!r} is the source directory; choose another folder (e.g. student).")
     paths = sorted(src.glob("*.ipynb"))
     if not paths:
@@ -224,36 +262,42 @@ def build_student_edition(src: str | Path = "notebooks", out: str | Path = "stud
         raise StudentEditionError("the student edition was not written:\n  - " + "\n  - ".join(errors))
     out.mkdir(parents=True, exist_ok=True)
     for stale in sorted(out.glob("*.ipynb")):
-        if stale.name not in converted:
-            try:
-                mine = nbformat.read(stale, as_version=4).metadata.get(_EDITION_KEY) == "student"
-            except Exception:  # noqa: BLE001 - not ours if unreadable
-                mine = False
-            if mine:
-                stale.unlink()
-    written = []
+        if stale.name not in converted and _generated_and_untouched(stale):
+            stale.unlink()
+    written, kept = [], []
     for name, nb in converted.items():
         target = out / name
         nbformat.validate(nb)
         text = nbformat.writes(nb) + "\n"
-        if not target.exists() or target.read_text(encoding="utf-8") != text:
-            target.write_text(text, encoding="utf-8")
+        if target.exists() and target.read_text(encoding="utf-8") == text:
+            written.append(target)
+            continue
+        if target.exists() and not force and not _generated_and_untouched(target):
+            kept.append(target)
+            continue
+        target.write_text(text, encoding="utf-8")
         written.append(target)
-    return written
+    return StudentEdition(written, kept)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line: ``python -m pe_helpers.student [--src notebooks] [--out student]``."""
+    """Command line: ``python -m pe_helpers.student [--src notebooks] [--out student] [--force]``."""
     parser = argparse.ArgumentParser(prog="python -m pe_helpers.student", description=__doc__.splitlines()[0])
     parser.add_argument("--src", default="notebooks", help="folder of the teacher's notebooks (default: notebooks)")
     parser.add_argument("--out", default="student", help="folder to write the student edition to (default: student)")
+    parser.add_argument("--force", action="store_true",
+                        help="overwrite student notebooks even if they were edited since they were generated")
     args = parser.parse_args(argv)
     try:
-        written = build_student_edition(args.src, args.out)
+        edition = build_student_edition(args.src, args.out, force=args.force)
     except StudentEditionError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(f"wrote {len(written)} student notebooks to {args.out}/: " + ", ".join(p.name for p in written))
+    print(f"student edition in {args.out}/: {len(edition.written)} notebooks written or up to date"
+          + (f", {len(edition.kept)} kept" if edition.kept else ""))
+    for path in edition.kept:
+        print(f"kept {path}: it was edited after it was generated (someone's answers?). Move it away, or run "
+              f"`python -m pe_helpers.student --force` to overwrite it.", file=sys.stderr)
     return 0
 
 

@@ -102,3 +102,22 @@ def test_bad_start_values_are_named() -> None:
         learned_position_app(position=24)
     with pytest.raises(ValueError, match="table must be one of"):
         learned_position_app(table="trained")
+
+
+def test_in_place_updates_draw_what_a_fresh_build_draws() -> None:
+    import io
+
+    from PIL import Image
+
+    def pixels(png: bytes) -> np.ndarray:
+        return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+
+    app = learned_position_app()
+    fresh = learned_position_app(position=20, table="before training")
+    try:
+        app.controls["table"].value = "before training"
+        app.controls["position"].value = 20
+        np.testing.assert_array_equal(pixels(app.image.value), pixels(fresh.image.value))
+    finally:
+        app.close()
+        fresh.close()

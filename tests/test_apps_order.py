@@ -194,3 +194,4 @@ def test_cached_figure_repaints_dynamic_artists_over_a_kept_background() -> None
     assert render_png(fig) == moved
     fig.invalidate_background()
     assert render_png(fig) != moved
+

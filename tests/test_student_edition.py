@@ -2,8 +2,9 @@
 
 Static part (no kernel): every numbered notebook exists and has >= 2 exercises, each a heading
 ``### Exercise N.M · title (★☆☆ easy · ~5 min)``, a hidden solution cell tagged ``solution`` with
-``pe_exercise`` metadata, and right after it a check cell ``assert check_xxx(fn)`` whose checker
-exists in :mod:`pe_helpers.checks` and whose stored output is ``[PASS]``. The student edition turns
+``pe_exercise`` metadata, and after it (normally right after; a prediction is checked after the
+experiment) a check cell ``assert check_xxx(fn)`` whose checker exists in :mod:`pe_helpers.checks` and
+whose stored output is ``[PASS]``. The student edition turns
 every solution into signature + docstring + ``raise NotImplementedError``, drops the ``assert`` of
 every check, clears all outputs, and is idempotent; convention errors name the notebook and cell.
 
@@ -66,6 +67,17 @@ def _solution_indices(nb) -> list[int]:
     return [i for i, c in enumerate(nb.cells) if "solution" in _tags(c)]
 
 
+def _check_of(nb) -> dict[int, int | None]:
+    """Solution cell index -> index of its check cell: the first cell tagged 'check' after it, before the
+    next solution. Usually the very next cell; a prediction exercise (05) checks only after the experiment."""
+    solutions = _solution_indices(nb)
+    found: dict[int, int | None] = {}
+    for n, i in enumerate(solutions):
+        stop = solutions[n + 1] if n + 1 < len(solutions) else len(nb.cells)
+        found[i] = next((j for j in range(i + 1, stop) if "check" in _tags(nb.cells[j])), None)
+    return found
+
+
 def _text(cell) -> str:
     parts = []
     for out in cell.get("outputs", []):
@@ -97,6 +109,7 @@ def test_notebook_follows_the_exercise_convention(number: str) -> None:
     where = lambda i: f"{path.name}, cell {i + 1} (id {nb.cells[i].get('id')})"  # noqa: E731
     solutions = _solution_indices(nb)
     assert len(solutions) >= 2, f"{path.name} has {len(solutions)} solution cell(s); it needs at least 2 exercises"
+    check_of = _check_of(nb)
 
     seen: set[str] = set()
     solution_names: set[str] = set()
@@ -136,26 +149,26 @@ def test_notebook_follows_the_exercise_convention(number: str) -> None:
         names = {d.name for d in defs}
         solution_names |= names
 
-        # right after it: the check cell, calling an existing checker on a function of this solution
-        assert i + 1 < len(nb.cells), f"{where(i)}: the solution is the last cell; its check cell must follow"
-        check = nb.cells[i + 1]
-        assert check.cell_type == "code" and "check" in _tags(check), (
-            f"{where(i + 1)}: the cell right after solution {ex} must be a code cell tagged 'check'")
+        # its check cell (normally right after it): an existing checker called on a function of this solution
+        c = check_of[i]
+        assert c is not None, f"{where(i)}: no cell tagged 'check' follows solution {ex} before the next exercise"
+        check = nb.cells[c]
+        assert check.cell_type == "code", f"{where(c)} is tagged 'check' but is {check.cell_type}"
         cm = CHECK_SOURCE.match(check.source.strip())
-        assert cm, f"{where(i + 1)}: a check cell is exactly `assert check_xxx(my_fn)`, got {check.source.strip()!r}"
+        assert cm, f"{where(c)}: a check cell is exactly `assert check_xxx(my_fn)`, got {check.source.strip()!r}"
         checker, fn_name = cm.groups()
-        assert callable(getattr(checks, checker, None)), f"{where(i + 1)}: pe_helpers.checks has no {checker}"
+        assert callable(getattr(checks, checker, None)), f"{where(c)}: pe_helpers.checks has no {checker}"
         assert "quiet" in inspect.signature(getattr(checks, checker)).parameters, f"{checker} needs quiet="
-        assert fn_name in names, f"{where(i + 1)}: {fn_name} is not defined by the solution cell above ({names})"
+        assert fn_name in names, f"{where(c)}: {fn_name} is not defined by solution {ex} ({sorted(names)})"
         stored = _text(check)
-        assert stored.startswith("[PASS]") and "Traceback" not in stored, (
-            f"{where(i + 1)}: the committed output of {checker} on the solution should be one '[PASS] ...' line, "
+        assert stored.startswith("[PASS]") and stored.count("\n") == 1 and "Traceback" not in stored, (
+            f"{where(c)}: the committed output of {checker} on the solution should be one '[PASS] ...' line, "
             f"got {stored[:120]!r}")
 
     # no orphan checks, no heading without a solution, no ordinary cell using a solution's function
     for i, cell in enumerate(nb.cells):
         if "check" in _tags(cell):
-            assert i - 1 in solutions, f"{where(i)}: a check cell must come right after a solution cell"
+            assert i in check_of.values(), f"{where(i)}: a check cell must follow a solution cell (no orphan checks)"
         if cell.cell_type == "markdown":
             for line in ANY_HEADING.findall(cell.source):
                 m = EXERCISE_HEADING.fullmatch(line.strip())
@@ -287,6 +300,37 @@ def test_exempt_intro_and_bad_arguments(tmp_path: Path) -> None:
         build_student_edition(NOTEBOOKS, NOTEBOOKS)
 
 
+def test_a_rebuild_never_overwrites_edited_student_notebooks(tmp_path: Path, capsys) -> None:
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    body = 'def f(x):\n    """Twice x."""\n    return 2 * x\n'
+    for name in ("07_mine.ipynb", "08_other.ipynb"):
+        nbformat.write(_tiny_notebook(_solution(body), _check("assert check_x(f)")), src / name)
+    first = build_student_edition(src, out)
+    assert [p.name for p in first.written] == ["07_mine.ipynb", "08_other.ipynb"] and first.kept == []
+
+    answered = _read(out / "07_mine.ipynb")  # a student fills in the stub and saves
+    answered.cells[0].source = answered.cells[0].source.replace("raise NotImplementedError(", "return 2 * x  # (")
+    nbformat.write(answered, out / "07_mine.ipynb")
+    foreign = (out / "08_other.ipynb").read_text().replace('"pe_edition": "student"', '"pe_edition": "mine"')
+    (out / "08_other.ipynb").write_text(foreign)  # no longer a generated student edition
+    saved = (out / "07_mine.ipynb").read_bytes()
+    nbformat.write(_tiny_notebook(_solution(body.replace("Twice", "Double")), _check("assert check_x(f)")),
+                   src / "07_mine.ipynb")  # the teacher updates the source
+
+    again = build_student_edition(src, out)
+    assert sorted(p.name for p in again.kept) == ["07_mine.ipynb", "08_other.ipynb"]
+    assert (out / "07_mine.ipynb").read_bytes() == saved and (out / "08_other.ipynb").read_text() == foreign
+    assert main(["--src", str(src), "--out", str(out)]) == 0
+    assert "--force" in capsys.readouterr().err
+    forced = build_student_edition(src, out, force=True)
+    assert forced.kept == [] and "Double x." in (out / "07_mine.ipynb").read_text()
+
+    (src / "08_other.ipynb").unlink()  # a generated, unedited student notebook without a source is removed
+    build_student_edition(src, out)
+    assert sorted(p.name for p in out.glob("*.ipynb")) == ["07_mine.ipynb"]
+
+
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 def test_make_student_target_runs_the_generator() -> None:
     dry = subprocess.run(["make", "-n", "student"], cwd=ROOT, capture_output=True, text=True, check=True)
@@ -305,16 +349,18 @@ def test_student_notebook_runs_to_the_first_exercise_and_stubs_say_not_implement
     nb = _read(student_dir / name)
     solutions = _solution_indices(nb)
     assert solutions, f"{name}: no exercise in the student edition"
+    check_of = _check_of(nb)
     first = solutions[0]
-    # the notebook as a student runs it up to and including exercise 1, then every other stub + check
-    run = nb.cells[: first + 2]
-    pairs = [first]
-    rest = [i for i in solutions[1:] if i + 1 < len(nb.cells)]
-    if rest:
-        run.append(nbformat.v4.new_code_cell("from pe_helpers.checks import *"))
-        for i in rest:
-            run += [nb.cells[i], nb.cells[i + 1]]
-            pairs.append(i)
+    # as a student runs it: every cell before exercise 1, its stub and its check; then every other stub + check.
+    # (A check that comes later, after an experiment, is run right after its stub: the rest is too slow here.)
+    run = [*nb.cells[:first]]
+    at: dict[int, int] = {}
+    for n, i in enumerate(solutions):
+        if n == 1:
+            run.append(nbformat.v4.new_code_cell("from pe_helpers.checks import *"))
+        assert check_of[i] is not None, f"{name}: solution cell {i + 1} has no check cell"
+        at[i] = len(run)
+        run += [nb.cells[i], nb.cells[check_of[i]]]
     trial = copy.deepcopy(nb)
     trial.cells = copy.deepcopy(run)
     monkeypatch.setenv("MPLBACKEND", "Agg")
@@ -328,14 +374,9 @@ def test_student_notebook_runs_to_the_first_exercise_and_stubs_say_not_implement
     for index, cell in enumerate(trial.cells[:first]):
         if "raises-exception" not in _tags(cell):
             assert not [o for o in cell.get("outputs", []) if o.output_type == "error"], f"{name}, cell {index + 1} raised"
-    offset = {first: first}
-    pos = first + 2 + (1 if rest else 0)
-    for i in rest:
-        offset[i] = pos
-        pos += 2
-    for i in pairs:
+    for i, k in at.items():
         ex = nb.cells[i].metadata["pe_exercise"]
-        stub_out, check_cell = trial.cells[offset[i]], trial.cells[offset[i] + 1]
+        stub_out, check_cell = trial.cells[k], trial.cells[k + 1]
         assert stub_out.outputs == [], f"{name}, Exercise {ex}: the stub cell printed {_text(stub_out)!r}"
         text = _text(check_cell)
         where = f"{name}, Exercise {ex} ({check_cell.source})"
@@ -343,3 +384,32 @@ def test_student_notebook_runs_to_the_first_exercise_and_stubs_say_not_implement
             f"{where}: a traceback reached the student: {text[:300]!r}")
         assert "not implemented yet" in text and text.startswith("[NOT YET]"), f"{where}: {text!r}"
         assert text.count("\n") == 1, f"{where}: the verdict should be printed once, on one line: {text!r}"
+
+
+# --- the teacher's guide names the real exercises and apps ----------------------------------------
+
+GUIDE = ROOT / "TEACHING.md"
+GLOSSARY_TERMS = ("置换等变", "绝对位置编码", "可学习位置向量", "外推", "旋转矩阵", "相对位置编码", "频率", "波长",
+                  "注意力", "掩码", "旋转位置编码")
+
+
+def test_teaching_guide_lists_every_exercise_and_app() -> None:
+    from pe_helpers.apps import APPS
+
+    guide = GUIDE.read_text(encoding="utf-8")
+    for path in sorted(NOTEBOOKS.glob("0*.ipynb")):
+        for cell in _read(path).cells:
+            if cell.cell_type != "markdown":
+                continue
+            for m in EXERCISE_HEADING.finditer(cell.source):
+                row = f"| {m['number']} · {m['title']} | {m['stars']} {m['level']} | ~{m['minutes']} min |"
+                assert row in guide, f"TEACHING.md's exercise table lacks (or misstates) {row!r} from {path.name}"
+    named = set(re.findall(r"`(\w+_app)`", guide))
+    assert named <= set(APPS), f"TEACHING.md names apps that do not exist: {sorted(named - set(APPS))}"
+    assert set(APPS) <= named, f"TEACHING.md never says when to project {sorted(set(APPS) - named)}"
+    sources = "".join(c.source for p in NOTEBOOKS.glob("0*.ipynb") for c in _read(p).cells)
+    unused = [a for a in named if f"{a}(" not in sources]
+    assert not unused, f"TEACHING.md projects apps that no notebook shows: {unused}"
+    glossary = guide.split("## Glossary", 1)[-1]
+    missing = [t for t in GLOSSARY_TERMS if t not in glossary]
+    assert not missing, f"the glossary lacks {missing}"

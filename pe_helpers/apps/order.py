@@ -33,7 +33,8 @@ def permutation_app(
     seed = check_int("seed", seed, minimum=0)
     controls = {
         "order": widgets.Dropdown(options=list(ORDERS), value=order, description="order"),
-        "seed": widgets.IntSlider(value=seed, min=0, max=max(20, seed), description="seed", continuous_update=True),
+        "seed": widgets.IntSlider(value=seed, min=0, max=max(20, seed), description="seed", continuous_update=True,
+                                  tooltip='used by order = "random"'),
         "positions": widgets.Checkbox(value=positions, description="add p_i", indent=False),
     }
     fig, update = build_permutation_figure(

@@ -21,7 +21,7 @@ from ._base import CheckResult, StudentError, call_student, failed, passed
 __all__ = ["check_copy_loss_mask", "check_extrapolation_prediction", "COPY_MASK_MISTAKES",
            "PREDICTION_MISTAKES", "PREDICTION_TOLERANCE"]
 
-_MASK_CASES = (([3], 6), ([1, 4, 2], 8), ([5, 5], 12), ([2, 7, 1, 3], 14))
+_MASK_CASES = (([3], 8), ([1, 4, 2], 8), ([5, 5], 12), ([2, 7, 1, 3], 14))
 
 
 def _mask_mistakes(lengths: Tensor, total_len: int) -> dict[str, tuple[Tensor, str]]:

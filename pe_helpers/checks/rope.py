@@ -39,7 +39,7 @@ _ATOL = 1e-5
 _EX_PAIR = "Exercise 6.1: RoPE for one pair"
 _EX_SCORE = "Exercise 6.2: the score from the offset alone"
 _EX_ATTN = "Exercise 6.3: attention with RoPE"
-_PAIR_CASES = (((1.0, 0.0), 3, 1.0), ((0.3, -1.2), 7, 0.1), ((2.0, 0.5), -2, 0.5), ((-0.7, 0.4), 50, 0.01))
+_PAIR_CASES = (((1.0, 0.5), 3, 1.0), ((0.3, -1.2), 7, 0.1), ((2.0, 0.5), -2, 0.5), ((-0.7, 0.4), 50, 0.01))
 _WRONG_SIGN = ("it turns the pair the wrong way (by -θ). RoPE turns (a, b) like a point (x, y) counter-clockwise: "
                "a' = a cos θ - b sin θ, b' = a sin θ + b cos θ. (Notebook 04's block [[cos, sin], [-sin, cos]] "
                "is the same turn written for (sin, cos) pairs, i.e. for (y, x): used on (x, y) it turns backwards.)")

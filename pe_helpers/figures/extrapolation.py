@@ -13,7 +13,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..lab.model import ENCODINGS
@@ -23,7 +25,7 @@ if TYPE_CHECKING:
     from ..lab.results import LabResults
 
 __all__ = ["ENCODING_COLORS", "plot_accuracy", "accuracy_figure", "plot_attention_map", "attention_figure",
-           "build_extrapolation"]
+           "build_extrapolation", "PartialRedrawCanvas"]
 
 #: One Okabe-Ito colour per position scheme (the same in every lab figure).
 ENCODING_COLORS = {
@@ -67,7 +69,7 @@ def plot_accuracy(ax: Axes, results: "LabResults", *, encodings: tuple[str, ...]
     label(ax, "Train on copy lengths 1..L, test up to 4L", "copy length n (sequence = 2n + 1 tokens)",
           "token accuracy on the copy")
     if legend:
-        ax.legend(loc="lower left", fontsize=7, frameon=True, framealpha=0.9)
+        ax.legend(loc="upper right", fontsize=7, frameon=True, framealpha=0.9)
     return lines
 
 
@@ -80,7 +82,8 @@ def accuracy_figure(results: "LabResults") -> Figure:
 
 def _map_title(results: "LabResults", encoding: str, length: int) -> str:
     layer, head = results.copy_head(encoding)
-    return f"{encoding}, n = {length}: copy head (layer {layer + 1}, head {head + 1})"
+    where = "L" if length == results.train_len else f"{length / results.train_len:.3g} L"
+    return f"{encoding}, n = {length} ({where})\ncopy head: layer {layer + 1}, head {head + 1}"
 
 
 def plot_attention_map(ax: Axes, results: "LabResults", encoding: str, length: int):
@@ -94,7 +97,7 @@ def plot_attention_map(ax: Axes, results: "LabResults", encoding: str, length: i
     size = weights.shape[0]
     image = ax.imshow(weights, cmap=SEQUENTIAL, vmin=0.0, vmax=1.0, interpolation="nearest")
     j = np.arange(length)
-    ax.plot(j, length + j, linestyle=":", color=OKABE_ITO[5], linewidth=1.2, label="copy source s = t - n")
+    ax.plot(j, length + j, color=OKABE_ITO[5], linewidth=2.5, alpha=0.45, label="copy source s = t - n")
     edge = 2 * results.train_len - 0.5
     if size - 0.5 > edge:
         ax.axhline(edge, color="0.7", linewidth=0.8)
@@ -102,6 +105,7 @@ def plot_attention_map(ax: Axes, results: "LabResults", encoding: str, length: i
     ax.set_xlim(-0.5, size - 0.5)
     ax.set_ylim(size - 0.5, -0.5)
     label(ax, _map_title(results, encoding, length), "key position s", "query position t")
+    ax.title.set_fontsize(9)
     return image
 
 
@@ -117,6 +121,45 @@ def attention_figure(results: "LabResults", encoding: str, lengths: tuple[int, .
     return fig
 
 
+class PartialRedrawCanvas(FigureCanvasAgg):
+    """An Agg canvas that repaints only the artists a slider changes (classic blitting, for PNG output).
+
+    The first ``draw()`` paints the figure with the ``dynamic`` artists hidden and keeps that
+    background; every later ``draw()`` pastes the background back and paints only the dynamic
+    artists on it. Static text (tick labels, legend, colour bar) is what makes a full redraw
+    slow, and it never changes when the slider moves. ``savefig`` still draws everything
+    (it calls ``FigureCanvasAgg.draw`` itself). Call :meth:`invalidate` after changing a static artist.
+    """
+
+    def __init__(self, figure: Figure, dynamic: list[Artist]) -> None:
+        super().__init__(figure)
+        self.dynamic = list(dynamic)
+        self._background = None
+        self._size: tuple | None = None
+
+    def invalidate(self) -> None:
+        self._background = None
+
+    def draw(self) -> None:
+        size = (self.figure.bbox.width, self.figure.bbox.height, self.figure.dpi)
+        if self._background is None or size != self._size:
+            shown = [a for a in self.dynamic if a.get_visible()]
+            for a in shown:
+                a.set_visible(False)
+            try:
+                super().draw()
+            finally:
+                for a in shown:
+                    a.set_visible(True)
+            self._background, self._size = self.copy_from_bbox(self.figure.bbox), size
+        else:
+            self.restore_region(self._background)
+        renderer = self.get_renderer()
+        for a in self.dynamic:
+            if a.get_visible():
+                a.draw(renderer)
+
+
 def build_extrapolation(results: "LabResults", *, encoding: str = "sinusoidal", length: int | None = None
                         ) -> tuple[Figure, "callable"]:
     """The slider figure: the copy head's attention map at length ``n`` (left) and accuracy by length (right).
@@ -130,19 +173,33 @@ def build_extrapolation(results: "LabResults", *, encoding: str = "sinusoidal", 
     ax_map, ax_acc = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.0, 1.35]})
     image = ax_map.imshow(np.zeros((2, 2)), cmap=SEQUENTIAL, vmin=0.0, vmax=1.0, interpolation="nearest")
     fig.colorbar(image, ax=ax_map, shrink=0.8, label="weight A[t, s]")
-    (stripe,) = ax_map.plot([], [], linestyle=":", color=OKABE_ITO[5], linewidth=1.2)
+    (stripe,) = ax_map.plot([], [], color=OKABE_ITO[5], linewidth=2.5, alpha=0.45)
     edge = 2 * L - 0.5
     hline = ax_map.axhline(edge, color="0.7", linewidth=0.8)
     vline = ax_map.axvline(edge, color="0.7", linewidth=0.8)
     notice = ax_map.text(0.5, 0.5, "", transform=ax_map.transAxes, ha="center", va="center", fontsize=8,
                          color="0.15", wrap=True)
-    ax_map.set_xlabel("key position s")
+    # No tick labels on the map: its size changes with n, and re-laying out tick text on every move
+    # is what would make the slider slow. The grey lines and their label mark position 2L instead.
+    ax_map.set_xticks([])
+    ax_map.set_yticks([])
+    ax_map.set_xlabel("key position s = 0 .. 2n-1")
     ax_map.set_ylabel("query position t")
-    map_title = ax_map.set_title(" ", fontsize=9)
+    edge_label = ax_map.text(edge, -0.5, " 2L", color="0.55", fontsize=7, ha="left", va="top")
+    # A plain text, not Axes.title (a title is positioned during a full draw only); the blank
+    # two-line title only reserves its room in the layout.
+    ax_map.set_title(" \n ", fontsize=9)
+    map_title = ax_map.text(0.5, 1.02, "", transform=ax_map.transAxes, ha="center", va="bottom", fontsize=9)
     lines = plot_accuracy(ax_acc, results, legend=True)
-    ax_acc.set_title("accuracy by copy length (selected = thick)", fontsize=9)
+    ax_acc.set_title("accuracy by copy length (selected = thick)", fontsize=9, pad=8)
     cursor = ax_acc.axvline(1, color=OKABE_ITO[3], linewidth=1.5)
     (dot,) = ax_acc.plot([np.nan], [np.nan], "o", color=OKABE_ITO[3], markersize=7, zorder=5)
+    # Everything a slider move changes, in the order a full draw paints it (by zorder); the rest (colour
+    # bar, ticks, labels, shading) is painted once. Spines, the "L =" mark and the legend are repainted
+    # too, because a full draw paints them over the image, the lines and the cursor.
+    marks = [t for t in ax_acc.texts if t.get_text().startswith(" L =")]
+    PartialRedrawCanvas(fig, [image, stripe, hline, vline, *ax_map.spines.values(), edge_label, notice, map_title,
+                              *lines.values(), cursor, *ax_acc.spines.values(), *marks, dot, ax_acc.get_legend()])
     state: dict[str, object] = {}
 
     def update(encoding: str = encoding, length: int | None = length) -> str:
@@ -165,16 +222,18 @@ def build_extrapolation(results: "LabResults", *, encoding: str = "sinusoidal", 
             notice.set_text("")
         else:
             image.set_data(np.full((size, size), np.nan))
-            map_title.set_text(f"{encoding}, n = {n}: cannot run")
+            map_title.set_text(f"{encoding}, n = {n}\ncannot run")
             notice.set_text(f"no table row for positions >= {2 * L}:\nPositionOutOfRangeError")
         image.set_extent((-0.5, size - 0.5, size - 0.5, -0.5))
         ax_map.set_xlim(-0.5, size - 0.5)
         ax_map.set_ylim(size - 0.5, -0.5)
         j = np.arange(n)
         stripe.set_data(j, n + j)
+        stripe.set_visible(runs)
         beyond = size - 0.5 > edge
         hline.set_visible(beyond)
         vline.set_visible(beyond)
+        edge_label.set_visible(beyond)
         cursor.set_xdata([n, n])
         dot.set_data([n], [acc if runs else np.nan])
         where = "a training length" if n <= L else f"{n / L:.2f} L, past training"

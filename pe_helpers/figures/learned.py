@@ -84,8 +84,7 @@ def build_position_row_figure(
     fig.colorbar(image, cax=cax).ax.tick_params(labelsize=7)
     outline = Rectangle((-0.5, position - 0.5), rows, 1.0, fill=False, lw=1.5, ec="black")
     ax_map.add_patch(outline)
-    for boundary in (ax_map.axhline, ax_map.axvline):
-        boundary(max_len - 0.5, color="black", lw=0.8, ls="--")
+    boundaries = [draw(max_len - 0.5, color="black", lw=0.8, ls="--") for draw in (ax_map.axhline, ax_map.axvline)]
     ax_map.set_title("cos(p_i, p_j), all rows", fontsize=8.5)
     ax_map.set_xlabel(f"j (rows ≥ {max_len} never trained)", fontsize=8)
     ax_map.set_ylabel("i", fontsize=8)
@@ -102,7 +101,8 @@ def build_position_row_figure(
     for ax in (ax_row, ax_map, ax_cos):
         ax.tick_params(labelsize=7)
     title = fig.text(0.5, 0.975, "", ha="center", va="top", fontsize=8.5)
-    fig.set_dynamic(image, outline, row_line, cos_line, marker, title)
+    # drawn over the (dynamic) heatmap, so they are dynamic too
+    fig.set_dynamic(image, *boundaries, *ax_map.spines.values(), outline, row_line, cos_line, marker, title)
 
     def update(*, position: int = position, table: str = table) -> str:
         table = check_choice("table", table, TABLES)

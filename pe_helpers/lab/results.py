@@ -33,7 +33,6 @@ from torch import Tensor
 from .._validate import check_int
 from .model import ENCODINGS, check_encoding
 from .training import (
-    EVAL_SAMPLES,
     Progress,
     TrainConfig,
     TrainedModel,
@@ -249,7 +248,8 @@ def _settings(train_len: int, test_len: int | None, settings: dict) -> tuple[Tra
 
 
 def run_lab(encodings: str | Iterable[str] = DEFAULT_ENCODINGS, *, train_len: int = 16, test_len: int | None = None,
-            progress: str = "auto", parallel: bool = True, **settings: object) -> LabResults:
+            progress: str = "auto", parallel: bool = True, workers: int | None = None,
+            **settings: object) -> LabResults:
     """Train every requested encoding on copy lengths ``1 .. train_len``, test at ``1 .. test_len`` (default ``4·train_len``).
 
     Other settings (``steps``, ``batch_size``, ``d_model``, ``n_layers``, ``n_heads``, ``vocab_size``,
@@ -280,7 +280,7 @@ def run_lab(encodings: str | Iterable[str] = DEFAULT_ENCODINGS, *, train_len: in
             done = TrainedModel(encoding, models[encoding], config, losses, time.perf_counter() - start)
             outcomes = [done] + ([extend_learned(done, test_len)] if encoding == "learned" and "learned-extended" in names else [])
             for t in outcomes:
-                acc = accuracy_by_length(t, lengths, n_samples=EVAL_SAMPLES)
+                acc = accuracy_by_length(t, lengths)
                 trained[t.encoding], accuracy[t.encoding] = t, tuple(acc[n] for n in lengths)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread below
             errors.append(exc)
@@ -288,7 +288,19 @@ def run_lab(encodings: str | Iterable[str] = DEFAULT_ENCODINGS, *, train_len: in
     start = time.perf_counter()
     with fixed_threads(config.threads):
         if parallel and len(base) > 1:
-            threads = [threading.Thread(target=work, args=(e,), name=f"lab-{e}") for e in base]
+            n_workers = min(len(base), workers or len(base))
+            todo = list(base)
+            lock = threading.Lock()
+
+            def worker() -> None:
+                while True:
+                    with lock:
+                        if not todo:
+                            return
+                        encoding = todo.pop(0)
+                    work(encoding)
+
+            threads = [threading.Thread(target=worker, name=f"lab-{k}") for k in range(n_workers)]
             for t in threads:
                 t.start()
             for t in threads:

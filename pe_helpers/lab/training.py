@@ -35,7 +35,7 @@ from torch.nn import functional as F
 
 from .._validate import check_choice, check_int, check_real
 from ..encodings import PositionOutOfRangeError
-from .model import ENCODINGS, CopyTransformer, check_encoding
+from .model import CopyTransformer, check_encoding
 from .task import copy_batch
 
 __all__ = [
@@ -51,20 +51,29 @@ __all__ = [
     "extend_learned",
     "training_lengths",
     "eval_batch",
+    "eval_samples",
     "accuracy",
     "accuracy_by_length",
     "EVAL_SAMPLES",
 ]
 
 PROGRESS_MODES = ("auto", "bar", "dots", "none")
-#: Sequences evaluated per length (the same ones for every model).
+#: Sequences evaluated per training length (the same ones for every model); half as many per longer
+#: length, whose sequences hold more tokens each (at least 16·(L+1) copied tokens per length).
 EVAL_SAMPLES = 32
 _EVAL_SEED = 10_000
 
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Every setting that changes the trained weights (so two equal configs give equal models)."""
+    """Every setting that changes the trained weights (so two equal configs give equal models).
+
+    ``train_len`` L (copy lengths 1..L, positions 0..2L-1), ``steps`` and ``batch_size`` (sequences
+    per step), the model (``d_model``, ``n_layers``, ``n_heads``, ``mlp_ratio``, ``vocab_size`` data
+    tokens), the optimiser (peak ``lr``, ``warmup`` steps), ``init_std`` of a learned table (the
+    core's default 0.02), ``length_weight`` (see :func:`training_lengths`), ``seed`` (weights and
+    data) and ``threads`` (torch threads while training; 1 gives the same numbers everywhere).
+    """
 
     train_len: int = 16
     steps: int = 1200
@@ -197,44 +206,49 @@ class Progress:
 
 
 class AdamW:
-    r"""AdamW without weight decay (Loshchilov & Hutter 2019; Kingma & Ba 2015), in a few foreach ops.
+    r"""AdamW without weight decay (Kingma & Ba 2015; Loshchilov & Hutter 2019) on one flat buffer.
 
     .. math::
         m \leftarrow \beta_1 m + (1-\beta_1) g,\quad v \leftarrow \beta_2 v + (1-\beta_2) g^2,\quad
         \theta \leftarrow \theta - \eta\,\frac{m / (1-\beta_1^t)}{\sqrt{v / (1-\beta_2^t)} + \epsilon}
 
-    Why not ``torch.optim.AdamW``? Its first construction imports ``torch._dynamo`` (about 3 s on
-    this machine), a tenth of the notebook's time budget. The update is the same.
+    Every parameter (and its gradient) is made a view into one contiguous buffer, so a step is six
+    tensor operations instead of six per parameter: at this model size the per-operation overhead,
+    not the arithmetic, is what costs. (``torch.optim.AdamW`` computes the same update; its first
+    construction also imports ``torch._dynamo``, about 3 s, a tenth of the notebook's time budget.)
     """
 
     def __init__(self, params: Iterable[torch.nn.Parameter], *, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8) -> None:
         self.params = [p for p in params if p.requires_grad]
-        self.m = [torch.zeros_like(p) for p in self.params]
-        self.v = [torch.zeros_like(p) for p in self.params]
+        total = sum(p.numel() for p in self.params)
+        self.flat = torch.empty(total)
+        self.grad = torch.zeros(total)
+        offset = 0
+        with torch.no_grad():
+            for p in self.params:
+                n = p.numel()
+                self.flat[offset:offset + n].copy_(p.reshape(-1))
+                p.data = self.flat[offset:offset + n].view_as(p)
+                p.grad = self.grad[offset:offset + n].view_as(p)  # backward accumulates into it in place
+                offset += n
+        self.m = torch.zeros(total)
+        self.v = torch.zeros(total)
         self.beta1, self.beta2 = betas
         self.eps = eps
         self.t = 0
 
     def zero_grad(self) -> None:
-        for p in self.params:
-            p.grad = None
+        self.grad.zero_()
 
     @torch.no_grad()
     def step(self, lr: float) -> None:
-        """One update with learning rate ``lr`` (parameters without a gradient are skipped)."""
+        """One update with learning rate ``lr``."""
         self.t += 1
-        live = [i for i, p in enumerate(self.params) if p.grad is not None]
-        params = [self.params[i] for i in live]
-        grads = [self.params[i].grad for i in live]
-        m, v = [self.m[i] for i in live], [self.v[i] for i in live]
-        torch._foreach_lerp_(m, grads, 1.0 - self.beta1)
-        torch._foreach_mul_(v, self.beta2)
-        torch._foreach_addcmul_(v, grads, grads, value=1.0 - self.beta2)
-        denom = torch._foreach_sqrt(v)
-        torch._foreach_div_(denom, math.sqrt(1.0 - self.beta2 ** self.t))
-        torch._foreach_add_(denom, self.eps)
-        torch._foreach_addcdiv_(params, m, denom, value=-lr / (1.0 - self.beta1 ** self.t))
+        self.m.lerp_(self.grad, 1.0 - self.beta1)
+        self.v.mul_(self.beta2).addcmul_(self.grad, self.grad, value=1.0 - self.beta2)
+        denom = (self.v / (1.0 - self.beta2 ** self.t)).sqrt_().add_(self.eps)
+        self.flat.addcdiv_(self.m, denom, value=-lr / (1.0 - self.beta1 ** self.t))
 
 
 def _lr_factor(step: int, warmup: int, steps: int) -> float:
@@ -249,8 +263,8 @@ def train(encoding: str, *, config: TrainConfig | None = None, progress: str = "
     """Train a :class:`CopyTransformer` with position scheme ``encoding`` on copy lengths ``1 .. train_len``.
 
     Settings are those of :class:`TrainConfig` (``train_len``, ``steps``, ``batch_size``, ``d_model``,
-    ``n_layers``, ``n_heads``, ``vocab_size``, ``lr``, ``warmup``, ``init_std``, ``seed``,
-    ``threads``), given either as ``config=`` or as keywords. ``"learned-extended"`` trains the
+    ``n_layers``, ``n_heads``, ``mlp_ratio``, ``vocab_size``, ``lr``, ``warmup``, ``init_std``,
+    ``length_weight``, ``seed``, ``threads``), given either as ``config=`` or as keywords. ``"learned-extended"`` trains the
     ``learned`` model, then grows its table to ``8·train_len`` rows (test lengths up to
     ``4·train_len``) with untrained rows.
     """
@@ -289,8 +303,8 @@ def init_model(encoding: str, cfg: TrainConfig) -> CopyTransformer:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(cfg.seed)
         return CopyTransformer(encoding, vocab_size=cfg.vocab_size, d_model=cfg.d_model, n_layers=cfg.n_layers,
-                               n_heads=cfg.n_heads, mlp_ratio=cfg.mlp_ratio, max_positions=cfg.train_positions, init_std=cfg.init_std,
-                               seed=cfg.seed)
+                               n_heads=cfg.n_heads, mlp_ratio=cfg.mlp_ratio, max_positions=cfg.train_positions,
+                               init_std=cfg.init_std, seed=cfg.seed)
 
 
 def fit(model: CopyTransformer, cfg: TrainConfig, on_step: Callable[[int], None] | None = None) -> list[float]:
@@ -315,6 +329,8 @@ def fit(model: CopyTransformer, cfg: TrainConfig, on_step: Callable[[int], None]
         losses.append(float(loss.detach()))
         if on_step is not None:
             on_step(step + 1)
+    for p in model.parameters():
+        p.grad = None
     model.eval()
     return losses
 
@@ -345,8 +361,13 @@ def eval_batch(length: int, *, vocab_size: int, n_samples: int = EVAL_SAMPLES, s
     return copy_batch(n_samples, length, length, vocab_size=vocab_size, generator=gen)
 
 
+def eval_samples(length: int, train_len: int) -> int:
+    """How many sequences :func:`accuracy` evaluates at ``length``: 32 up to ``train_len``, 16 past it."""
+    return EVAL_SAMPLES if length <= train_len else EVAL_SAMPLES // 2
+
+
 @torch.no_grad()
-def accuracy(trained: TrainedModel, length: int, *, n_samples: int = EVAL_SAMPLES) -> float:
+def accuracy(trained: TrainedModel, length: int, *, n_samples: int | None = None) -> float:
     r"""Teacher-forced token accuracy on the copied half at copy length ``length``.
 
     .. math:: \text{acc}(n) = \frac{1}{|T|}\sum_{(b,t)\in T}\mathbb 1[\arg\max_v p_\theta(v\mid y_{b,\le t}) = y_{b,t+1}]
@@ -356,6 +377,7 @@ def accuracy(trained: TrainedModel, length: int, *, n_samples: int = EVAL_SAMPLE
     """
     length = check_int("length", length, minimum=1)
     cfg = trained.config
+    n_samples = eval_samples(length, cfg.train_len) if n_samples is None else check_int("n_samples", n_samples, minimum=1)
     batch = eval_batch(length, vocab_size=cfg.vocab_size, n_samples=n_samples, seed=cfg.seed)
     with fixed_threads(cfg.threads):
         logits = trained.model.logits_at(batch.inputs, batch.loss_mask)
@@ -363,7 +385,7 @@ def accuracy(trained: TrainedModel, length: int, *, n_samples: int = EVAL_SAMPLE
 
 
 def accuracy_by_length(trained: TrainedModel, lengths: Iterable[int] | None = None, *,
-                       n_samples: int = EVAL_SAMPLES) -> dict[int, float | None]:
+                       n_samples: int | None = None) -> dict[int, float | None]:
     """``{length: accuracy}`` for each copy length (default ``1 .. 4·train_len``).
 
     ``None`` marks a length the model cannot even run (a learned table too short: see :func:`accuracy`).

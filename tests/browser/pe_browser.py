@@ -62,7 +62,9 @@ SERVER_START_TIMEOUT = 90.0
 NOTEBOOK_RUN_TIMEOUT = 150.0
 APP_MOVE_TIMEOUT = 20.0
 
-SETTINGS_MIME_WIDGET = "application/vnd.jupyter.widget-view+json"
+#: The notebook on screen in JupyterLab (hidden panels are ignored).
+ACTIVE_NOTEBOOK = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 STDERR_MIME = "application/vnd.jupyter.stderr"
 
 
@@ -198,7 +200,8 @@ def write_lab_settings(env: dict[str, str]) -> None:
         # No "Would you like to receive official Jupyter news?" and no update check.
         "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
         # Windowing off: every cell is attached to the DOM, so prompts and outputs can be read.
-        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+        # Closing a notebook tab shuts its kernel down (the CPU goes to the next notebook).
+        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none", "kernelShutdown": True},
         # The test saves explicitly; no autosave racing with it.
         "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
     }
@@ -232,9 +235,12 @@ def root_flag() -> list[str]:
 
 
 def start_server(name: str, cmd: list[str], *, port: int, token: str, env: dict[str, str], cwd: Path,
-                 log_path: Path, ready_path: str, root: Path) -> Server:
-    """Start ``cmd`` in its own process group and poll ``ready_path`` until it answers 200.
+                 log_path: Path, ready_path: str, root: Path, ready_with_token: bool = True,
+                 ready_status: tuple[int, ...] = (200,)) -> Server:
+    """Start ``cmd`` in its own process group and poll ``ready_path`` until it answers ``ready_status``.
 
+    (Voilà is probed *without* the token: its 302 to the login page proves it listens,
+    while an authorised ``GET /`` would already execute the notebook.)
     On failure the process is stopped and the error message carries the server log's tail.
     """
     log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -245,17 +251,18 @@ def start_server(name: str, cmd: list[str], *, port: int, token: str, env: dict[
     server = Server(name=name, port=port, token=token, process=proc, log_path=log_path, root=root)
     server.extra["log"] = log
     deadline = t0 + SERVER_START_TIMEOUT
-    url = server.url(ready_path)
+    url = server.url(ready_path, with_token=ready_with_token)
     last = "no answer yet"
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             stop_server(server)
             raise RuntimeError(f"{name} exited with code {proc.returncode} while starting:\n{server.log_tail()}")
         try:
-            with urllib.request.urlopen(url, timeout=5) as resp:  # noqa: S310
-                if resp.status == 200:
-                    server.started_in = time.monotonic() - t0
-                    return server
+            status, _ = http_status(url)
+            if status in ready_status:
+                server.started_in = time.monotonic() - t0
+                return server
+            last = f"HTTP {status}"
         except (urllib.error.URLError, ConnectionError, TimeoutError, OSError) as exc:
             last = repr(exc)
         time.sleep(0.25)  # polling interval while the server boots (not a wait for a result)
@@ -293,8 +300,8 @@ def stop_server(server: Server, *, grace: float = 15.0) -> None:
         log.close()
 
 
-def status_without_token(url: str) -> tuple[int, str]:
-    """HTTP status (and Location header) of a GET without any token or cookie; redirects not followed."""
+def http_status(url: str) -> tuple[int, str]:
+    """HTTP status and Location header of a plain GET (no cookie, redirects not followed)."""
 
     class NoRedirect(urllib.request.HTTPRedirectHandler):
         def redirect_request(self, *args, **kwargs):  # noqa: ANN002, ANN003
@@ -332,45 +339,91 @@ def _click_menu(page, menu: str, command: str) -> None:  # noqa: ANN001
     item.click()
 
 
-def open_notebook(page, server: Server, name: str) -> None:  # noqa: ANN001
-    """Open ``name`` in JupyterLab and wait until its kernel has started and is idle."""
-    page.goto(server.url(f"/lab/tree/{name}"), wait_until="domcontentloaded")
-    panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
-    panel.locator(".jp-Notebook .jp-Cell").first.wait_for(state="attached", timeout=60_000)
-    wait_kernel_idle(page, timeout=60_000)
+def open_lab(page, server: Server, *, timeout: float = 90.0) -> None:  # noqa: ANN001
+    """Load JupyterLab in ``page`` with the default workspace (``?reset``) and wait for the file browser."""
+    page.goto(server.url("/lab?reset"), wait_until="domcontentloaded")
+    page.locator(".jp-DirListing-item").first.wait_for(state="visible", timeout=timeout * 1000)
 
 
-def wait_kernel_idle(page, *, timeout: float) -> None:  # noqa: ANN001
-    """Wait for the notebook toolbar's execution indicator to report ``idle``."""
-    page.wait_for_function(
-        """() => {
-            const el = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator');
-            return el !== null && el.getAttribute('data-status') === 'idle';
-        }""",
-        timeout=timeout,
-        polling=200,
-    )
+def open_notebook(page, server: Server, name: str, *, timeout: float = 90.0) -> None:  # noqa: ANN001
+    """Double-click ``name`` in JupyterLab's file browser; wait until its kernel is started, connected, idle.
+
+    One JupyterLab page serves every notebook (no app reload per notebook); if the page is not
+    a clean JupyterLab (first use, or a previous test left a dialog or a notebook open) it is
+    reloaded with the default workspace first.
+    The toolbar's indicator says ``idle`` for a moment *before* the kernel exists (then
+    ``connecting``, then ``idle`` again), so it alone is not enough: the server must also
+    report a session for this notebook whose kernel is idle with the page connected to it.
+    """
+    clean = page.url.startswith(server.base + "/lab") and page.evaluate(
+        "() => !document.querySelector('.jp-Dialog') && !document.querySelector('.jp-NotebookPanel')"
+        " && !!document.querySelector('.jp-DirListing-item')")
+    if not clean:
+        open_lab(page, server, timeout=timeout)
+    item = page.locator(".jp-DirListing-item").filter(
+        has=page.locator(".jp-DirListing-itemText", has_text=re.compile(rf"^{re.escape(name)}$")))
+    item.dblclick()
+    panel = page.locator(ACTIVE_NOTEBOOK)
+    panel.locator(".jp-Notebook .jp-Cell").first.wait_for(state="attached", timeout=timeout * 1000)
+    deadline = time.monotonic() + timeout
+    seen = "no session yet"
+    while time.monotonic() < deadline:
+        kernel = _kernel_of(server, name)
+        if kernel is not None:
+            seen = f"kernel {kernel.get('execution_state')}, {kernel.get('connections')} connection(s)"
+            if kernel.get("execution_state") == "idle" and kernel.get("connections", 0) >= 1 and page.evaluate(
+                """() => document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator')
+                              ?.getAttribute('data-status') === 'idle'"""
+            ):
+                return
+        page.wait_for_timeout(200)  # polling interval; the condition above is what we wait for
+    raise TimeoutError(f"the kernel of {name} was not ready within {timeout:.0f} s ({seen})")
+
+
+def close_notebook(page, server: Server) -> None:  # noqa: ANN001
+    """File → Close Tab (the kernel shuts down with it); reload JupyterLab if that does not work."""
+    with contextlib.suppress(Exception):
+        if page.locator(ACTIVE_NOTEBOOK).count() and not page.locator(".jp-Dialog").count():
+            _click_menu(page, "File", "application:close")
+            page.wait_for_function("() => !document.querySelector('.jp-NotebookPanel') || !!document.querySelector('.jp-Dialog')",
+                                   timeout=10_000, polling=100)
+    shutdown_kernels(server)
+    if page.locator(".jp-Dialog").count() or page.locator(".jp-NotebookPanel").count():
+        with contextlib.suppress(Exception):
+            open_lab(page, server)
+
+
+def _kernel_of(server: Server, name: str) -> dict | None:
+    """The REST model of the kernel attached to notebook ``name`` (None if there is none yet)."""
+    with contextlib.suppress(Exception):
+        for session in server.api("GET", "/api/sessions") or []:
+            if session.get("path", "").split("/")[-1] == name and session.get("kernel"):
+                return session["kernel"]
+    return None
 
 
 CELL_STATE_JS = """() => {
     const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
     if (!panel) return null;
     const ind = panel.querySelector('.jp-Notebook-ExecutionIndicator');
-    const cells = Array.from(panel.querySelectorAll('.jp-Notebook > .jp-Cell, .jp-WindowedPanel-viewport > .jp-Cell'));
+    const cells = Array.from(panel.querySelectorAll('.jp-Notebook .jp-Cell'));
     return {
         status: ind ? ind.getAttribute('data-status') : null,
         cells: cells.map((c) => {
             const isCode = c.classList.contains('jp-CodeCell');
-            const prompt = isCode ? (c.querySelector('.jp-InputArea-prompt')?.innerText ?? '') : '';
+            // textContent, not innerText: a collapsed input (solution cells) still has its prompt.
+            const prompt = isCode ? (c.querySelector('.jp-InputArea-prompt')?.textContent ?? '') : '';
             const outs = Array.from(c.querySelectorAll('.jp-OutputArea-output'));
             return {
                 code: isCode,
                 prompt: prompt.trim(),
                 stderr: outs.filter((o) => o.getAttribute('data-mime-type') === '""" + STDERR_MIME + """')
-                            .map((o) => o.innerText.slice(0, 2000)),
-                widgets: outs.filter((o) => o.getAttribute('data-mime-type') === '""" + SETTINGS_MIME_WIDGET + """')
-                             .map((o) => ({rendered: o.querySelector('.jupyter-widgets, .widget-box, .widget-inline-hbox') !== null,
-                                           text: o.innerText.slice(0, 300)})),
+                            .map((o) => o.textContent.slice(0, 2000)),
+                widgets: c.querySelectorAll('.jp-OutputArea-output .jupyter-widgets').length,
+                widgetErrors: outs.map((o) => o.textContent)
+                                  .filter((t) => /Error displaying widget|Error rendering output item/.test(t))
+                                  .map((t) => t.slice(0, 300)),
+                apps: c.querySelectorAll('.pe-app').length,
             };
         }),
     };
@@ -380,15 +433,14 @@ EXECUTION_DONE_JS = """() => {
     const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
     const ind = panel?.querySelector('.jp-Notebook-ExecutionIndicator');
     if (!ind || ind.getAttribute('data-status') !== 'idle') return false;
-    const prompts = Array.from(panel.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')).map((p) => p.innerText);
+    const prompts = Array.from(panel.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')).map((p) => p.textContent);
     return !prompts.some((p) => p.includes('*'));
 }"""
 
 RUN_STARTED_JS = """() => {
     const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
-    const ind = panel?.querySelector('.jp-Notebook-ExecutionIndicator');
-    const prompts = Array.from(panel?.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt') ?? []).map((p) => p.innerText);
-    return (ind && ind.getAttribute('data-status') !== 'idle') || prompts.some((p) => /\\[(\\*|\\d+)\\]/.test(p));
+    const prompts = Array.from(panel?.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt') ?? []).map((p) => p.textContent);
+    return prompts.some((p) => /\\[(\\*|\\d+)\\]/.test(p));
 }"""
 
 
@@ -402,7 +454,10 @@ def run_all(page) -> float:  # noqa: ANN001
     """
     t0 = time.monotonic()
     _click_menu(page, "Run", "runmenu:run-all")
-    page.wait_for_function(RUN_STARTED_JS, timeout=30_000, polling=100)
+    try:
+        page.wait_for_function(RUN_STARTED_JS, timeout=30_000, polling=100)
+    except Exception as exc:  # noqa: BLE001 (playwright TimeoutError)
+        raise TimeoutError("Run All Cells was clicked but no cell was queued or run within 30 s") from exc
     try:
         page.wait_for_function(EXECUTION_DONE_JS, timeout=NOTEBOOK_RUN_TIMEOUT * 1000, polling=250)
     except Exception as exc:  # noqa: BLE001 (playwright TimeoutError)
@@ -444,6 +499,7 @@ class AppMove:
     new_caption: str
     seconds: float
     screenshot: Path | None = None
+    tried: list[str] = field(default_factory=list)
 
 
 NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
@@ -460,7 +516,7 @@ def numbers_in(text: str) -> list[float]:
 
 def shows_value(caption: str, value: str) -> bool:
     """Does ``caption`` show the control's new readout ``value`` (as text or as the same number)?"""
-    if value and re.search(rf"(?<![\w.]){re.escape(value)}(?![\w])", caption):
+    if value and re.search(rf"(?<![\w.]){re.escape(value)}(?![\w])", caption, re.I):
         return True
     try:
         target = float(value)
@@ -470,71 +526,249 @@ def shows_value(caption: str, value: str) -> bool:
     return any(abs(n - target) <= tol for n in numbers_in(caption))
 
 
-def app_locators(page):  # noqa: ANN001, ANN201
-    """Every slider app in the page: the VBoxes with the ``pe-app`` class."""
-    return page.locator(".pe-app")
+#: Watches the notebook's execution indicator: the kernel goes busy, then idle, for every
+#: widget message it handles. "busy then idle, and 1.5 s later the image is unchanged" means
+#: the kernel handled the move and the figure did not depend on that control.
+WATCH_KERNEL_JS = """() => {
+    const ind = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator')
+             ?? document.querySelector('.jp-Notebook-ExecutionIndicator');
+    const w = {busy: false, idleAt: 0};
+    window.__peWatch = w;
+    if (window.__peObserver) window.__peObserver.disconnect();
+    if (!ind) return false;
+    window.__peObserver = new MutationObserver(() => {
+        const status = ind.getAttribute('data-status');
+        if (status === 'busy') { w.busy = true; w.idleAt = 0; }
+        else if (status === 'idle' && w.busy) { w.idleAt = performance.now(); }
+    });
+    window.__peObserver.observe(ind, {attributes: true, attributeFilter: ['data-status']});
+    return true;
+}"""
+
+MOVE_OUTCOME_JS = """([img, cap, oldSrc, oldCap, settle]) => {
+    const imageChanged = img.src !== oldSrc && img.naturalWidth > 0;
+    const captionChanged = cap.textContent.trim() !== oldCap;
+    if (imageChanged && captionChanged) return 'changed';
+    const w = window.__peWatch;
+    if (w && w.idleAt && performance.now() - w.idleAt > settle) return imageChanged ? 'image-only' : 'no-effect';
+    return false;
+}"""
+
+#: Try the controls in this order: sliders (the keyboard on the handle), then the others.
+CONTROL_KINDS = (
+    ("slider", ".widget-slider"),
+    ("dropdown", ".widget-dropdown"),
+    ("toggle buttons", ".widget-toggle-buttons"),
+    ("checkbox", ".widget-checkbox"),
+)
+NO_EFFECT_TIMEOUT = 8.0  # s without any sign of the kernel before trying the next control
+SETTLE_MS = 1500  # ms after the kernel went idle for a late image to arrive
+
+
+def _control_label(control) -> str:  # noqa: ANN001
+    label = control.locator(".widget-label").first
+    text = label.text_content() if label.count() else ""
+    return (text or "?").strip()
+
+
+def _act(page, kind: str, control) -> tuple[str, str, str]:  # noqa: ANN001
+    """Do what a person does to ``control``; return (what was done, value before, value after)."""
+    if kind == "slider":
+        handle = control.locator(".noUi-handle").first
+        readout = control.locator(".widget-readout").first
+        before = readout.inner_text().strip()
+        now, high = handle.get_attribute("aria-valuenow"), handle.get_attribute("aria-valuemax")
+        key = "ArrowLeft" if now is not None and high is not None and float(now) >= float(high) else "ArrowRight"
+        handle.focus()
+        page.keyboard.press(key)
+        page.wait_for_function("([out, old]) => out.innerText.trim() !== old", arg=[readout.element_handle(), before],
+                               timeout=5_000, polling=50)
+        return f"{key} on the slider handle", before, readout.inner_text().strip()
+    if kind == "dropdown":
+        select = control.locator("select").first
+        options = select.locator("option").all_inner_texts()
+        before = select.evaluate("(s) => s.options[s.selectedIndex]?.text ?? ''")
+        index = select.evaluate("(s) => s.selectedIndex")
+        target = (index + 1) % max(len(options), 1)
+        select.select_option(index=target)
+        return "choose the next option", before.strip(), options[target].strip()
+    if kind == "toggle buttons":
+        buttons = control.locator("button")
+        before = control.locator("button.mod-active").first.inner_text().strip() if control.locator("button.mod-active").count() else ""
+        for i in range(buttons.count()):
+            if "mod-active" not in (buttons.nth(i).get_attribute("class") or ""):
+                text = buttons.nth(i).inner_text().strip()
+                buttons.nth(i).click()
+                return f"click {text!r}", before, text
+        raise AssertionError("toggle buttons without an inactive button")
+    box = control.locator("input[type=checkbox]").first
+    before = "checked" if box.is_checked() else "unchecked"
+    box.click()
+    return "click the checkbox", before, "checked" if box.is_checked() else "unchecked"
 
 
 def move_app_control(page, app, index: int, shot: Path | None = None) -> AppMove:  # noqa: ANN001
-    """Move the app's first slider one step like a person, and wait until the app shows it.
+    """Move one control of the app like a person, and wait until the app shows the change.
 
-    Focus the slider handle, press ArrowRight (ArrowLeft when it sits at its maximum), then
-    wait (polling in the page) until the image's ``src`` changed AND the caption changed AND
-    the caption shows the slider's new readout value. A kernel-side exception in the
-    callback leaves the image and caption as they were, so the wait times out and fails.
+    Sliders first: focus the handle, press ArrowRight (ArrowLeft at the maximum). Then wait,
+    polling in the page, until the image's ``src`` AND the caption (``.pe-caption``) changed;
+    for a slider the caption must also show the slider's new readout value. If the kernel
+    handled the move (busy, then idle) and the figure stayed the same, that control does not
+    matter in the app's current state (e.g. a seed used only by another option): try the next
+    control (other sliders, then dropdowns, toggle buttons, checkboxes). Fails when no control
+    changes the app, when the image changes without the caption, or when the kernel never
+    answers (a callback exception leaves image and caption stale, so it fails too).
     """
-    slider = app.locator(".widget-slider").first
-    if slider.count() == 0:
-        raise AssertionError(f"app #{index} has no slider control (expected one IntSlider/FloatSlider/SelectionSlider)")
-    label = (slider.locator(".widget-label").first.inner_text() or "").strip() if slider.locator(".widget-label").count() else "?"
-    handle = slider.locator(".noUi-handle").first
-    readout = slider.locator(".widget-readout").first
     image = app.locator("img").first
     caption = app.locator(".pe-caption").first
+    if caption.count() == 0:
+        raise AssertionError(f"app #{index} has no .pe-caption readout")
     image.wait_for(state="attached", timeout=10_000)
-    handle.scroll_into_view_if_needed()
-    # The kernel has drawn the first frame before we touch anything.
-    page.wait_for_function("(img) => img.src && img.src.startsWith('blob:') && img.naturalWidth > 0",
-                           arg=image.element_handle(), timeout=APP_MOVE_TIMEOUT * 1000, polling=100)
-    old_src = image.get_attribute("src")
-    old_caption = caption.inner_text().strip()
-    old_value = readout.inner_text().strip()
-    now = handle.get_attribute("aria-valuenow")
-    high = handle.get_attribute("aria-valuemax")
-    key = "ArrowLeft" if now is not None and high is not None and float(now) >= float(high) else "ArrowRight"
-    t0 = time.monotonic()
-    handle.focus()
-    page.keyboard.press(key)
-    try:
-        page.wait_for_function(
-            """([img, cap, out, oldSrc, oldCap, oldVal]) =>
-                img.src !== oldSrc && img.naturalWidth > 0
-                && out.innerText.trim() !== oldVal && cap.innerText.trim() !== oldCap""",
-            arg=[image.element_handle(), caption.element_handle(), readout.element_handle(),
-                 old_src, old_caption, old_value],
-            timeout=APP_MOVE_TIMEOUT * 1000,
-            polling=50,
-        )
-    except Exception as exc:  # noqa: BLE001 (playwright TimeoutError) -> fail with what the page shows
-        raise AssertionError(
-            f"app #{index}: after {key} on slider {label!r} the app did not update within {APP_MOVE_TIMEOUT:.0f} s: "
-            f"readout {old_value!r} -> {readout.inner_text().strip()!r}, image changed="
-            f"{image.get_attribute('src') != old_src}, caption {old_caption!r} -> {caption.inner_text().strip()!r}"
-        ) from exc
-    seconds = time.monotonic() - t0
-    new_value = readout.inner_text().strip()
-    new_caption = caption.inner_text().strip()
-    if not shows_value(new_caption, new_value):
-        raise AssertionError(f"app #{index}: slider {label!r} now reads {new_value!r} but the caption does not show it: "
-                             f"{new_caption!r}")
-    if shot is not None:
-        shot.parent.mkdir(parents=True, exist_ok=True)
-        app.screenshot(path=str(shot))
-    return AppMove(index, label, old_value, new_value, old_caption, new_caption, seconds, shot)
+    app.scroll_into_view_if_needed()
+    # The first frame is drawn before anything is touched.
+    page.wait_for_function("(img) => img.src && img.naturalWidth > 0", arg=image.element_handle(),
+                           timeout=APP_MOVE_TIMEOUT * 1000, polling=100)
+    candidates = [(kind, app.locator(sel).nth(i)) for kind, sel in CONTROL_KINDS for i in range(app.locator(sel).count())]
+    if not candidates:
+        raise AssertionError(f"app #{index} has no control the test knows how to move (slider/dropdown/toggle/checkbox)")
+    tried: list[str] = []
+    for n, (kind, control) in enumerate(candidates):
+        last = n == len(candidates) - 1
+        label = _control_label(control)
+        old_src = image.get_attribute("src")
+        old_caption = caption.text_content().strip()
+        page.evaluate(WATCH_KERNEL_JS)
+        t0 = time.monotonic()
+        action, old_value, new_value = _act(page, kind, control)
+        limit = APP_MOVE_TIMEOUT if last else NO_EFFECT_TIMEOUT
+        try:
+            handle = page.wait_for_function(
+                MOVE_OUTCOME_JS, arg=[image.element_handle(), caption.element_handle(), old_src, old_caption, SETTLE_MS],
+                timeout=limit * 1000, polling=50)
+            outcome = handle.json_value()
+        except Exception:  # noqa: BLE001 (playwright TimeoutError): no answer in time
+            outcome = "no answer"
+        seconds = time.monotonic() - t0
+        new_caption = caption.text_content().strip()
+        tried.append(f"{kind} {label!r}: {action}, {old_value!r} -> {new_value!r}: {outcome} after {seconds:.1f} s")
+        if outcome == "changed":
+            if kind == "slider" and not shows_value(new_caption, new_value):
+                raise AssertionError(f"app #{index}: slider {label!r} now reads {new_value!r} but the caption does "
+                                     f"not show it: {new_caption!r}")
+            if shot is not None:
+                shot.parent.mkdir(parents=True, exist_ok=True)
+                app.screenshot(path=str(shot))
+            return AppMove(index, label, old_value, new_value, old_caption, new_caption, seconds, shot, tried)
+        if outcome == "image-only":
+            raise AssertionError(f"app #{index}: {kind} {label!r} ({old_value!r} -> {new_value!r}) changed the image "
+                                 f"but the caption still reads {new_caption!r}")
+        if outcome == "no answer" and last:
+            break
+    raise AssertionError(f"app #{index}: no control changed the app's image and caption. Tried:\n    "
+                         + "\n    ".join(tried) + f"\n  caption: {caption.text_content().strip()!r}")
 
 
-def iter_apps(page) -> Iterator:  # noqa: ANN001
-    """Locators of each ``.pe-app`` in the page, in document order."""
-    apps = app_locators(page)
+def iter_apps(page, scope: str = "") -> Iterator:  # noqa: ANN001
+    """Locators of each ``.pe-app`` in the page (inside the CSS ``scope`` if given), in document order."""
+    apps = page.locator(f"{scope} .pe-app".strip())
     for i in range(apps.count()):
         yield apps.nth(i)
+
+
+
+# --------------------------------------------------------------------------- verdicts
+
+ERROR_TEXT = re.compile(r"Traceback \(most recent call last\)|^\s*[A-Za-z_][\w.]*(Error|Exception|Interrupt)\b", re.M)
+
+
+def _cell_label(index: int, cell: dict) -> str:
+    first = "".join(cell.get("source", "")).strip().splitlines()
+    return f"cell {index} ({first[0][:60]!r})" if first else f"cell {index}"
+
+
+def notebook_problems(saved: dict, dom_cells: list[dict], allowed: set[int]) -> list[str]:
+    """Everything wrong with a notebook run in the browser, as sentences (empty = all good).
+
+    ``saved`` is the notebook as JupyterLab saved it after Run All, ``dom_cells`` what the
+    page shows (:func:`cell_states`), ``allowed`` the ``raises-exception`` cells.
+    Checked: every code cell ran (prompt ``[n]:``, counts 1..n in order); no error output
+    outside ``allowed`` cells (in the saved file, and no traceback-looking stderr in the page);
+    every widget output is rendered as a widget (not as text, not "Error displaying widget").
+    """
+    problems: list[str] = []
+    cells = saved["cells"]
+    if len(cells) != len(dom_cells):
+        return [f"the page shows {len(dom_cells)} cells but the saved notebook has {len(cells)}"]
+    counts = []
+    for i, (cell, dom) in enumerate(zip(cells, dom_cells)):
+        if cell["cell_type"] != "code":
+            continue
+        label = _cell_label(i, cell)
+        hidden = cell.get("metadata", {}).get("jupyter", {}).get("source_hidden", False)
+        if not re.fullmatch(r"\[\d+\]:?", dom["prompt"]) and not (hidden and dom["prompt"] == ""):
+            problems.append(f"{label} did not run (prompt {dom['prompt']!r})")  # hidden inputs show no prompt
+        counts.append(cell.get("execution_count"))
+        if i in allowed:
+            continue
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                problems.append(f"{label} raised {out.get('ename')}: {out.get('evalue')}")
+        for text in dom["stderr"]:
+            if ERROR_TEXT.search(text):
+                problems.append(f"{label} shows an error in the page: {text.strip()[:300]!r}")
+        for text in dom["widgetErrors"]:
+            problems.append(f"{label} shows a broken widget: {text.strip()!r}")
+        shows_widget = any(WIDGET_MIME in out.get("data", {}) for out in cell.get("outputs", []))
+        if shows_widget and dom["widgets"] == 0:
+            problems.append(f"{label} has a widget output that the page did not render as a widget")
+    if counts != list(range(1, len(counts) + 1)):
+        problems.append(f"execution counts are {counts}, not 1..{len(counts)} in order")
+    return problems
+
+
+def imports_apps(saved: dict) -> bool:
+    """Does the notebook import a slider app (``from pe_helpers.apps import ...`` or ``pe_helpers.apps``)?"""
+    pattern = re.compile(r"pe_helpers\.apps\b|from\s+pe_helpers\s+import\s+[^\n]*\bapps\b")
+    return any(cell["cell_type"] == "code" and pattern.search("".join(cell.get("source", "")))
+               for cell in saved["cells"])
+
+
+#: (what, seconds) for the end-of-session timing summary printed by conftest.
+TIMINGS: list[tuple[str, float]] = []
+
+
+# --------------------------------------------------------------------------- Voilà (make present)
+
+#: The notebook the Voilà test presents (``make present NB=03``); falls back to the first app notebook.
+PRESENT_NB = os.environ.get("PE_PRESENT_NB", "03")
+
+
+def present_notebook(root: Path, number: str = PRESENT_NB) -> Path | None:
+    """``root/<number>_*.ipynb`` if it exists and imports an app, else the first notebook that does."""
+    def has_app(path: Path) -> bool:
+        return imports_apps(json.loads(path.read_text()))
+
+    preferred = sorted(root.glob(f"{number}_*.ipynb"))
+    if preferred and has_app(preferred[0]):
+        return preferred[0]
+    return next((p for p in sorted(root.glob("*.ipynb")) if has_app(p)), None)
+
+
+def present_command(notebook: Path, port: int, token: str) -> list[str]:
+    """``make present NB=..`` exactly as a teacher types it, on a given port/token and notebook folder.
+
+    ``-o .venv/.installed`` tells make not to re-run the bootstrap from inside a test run
+    (``make test`` has just done it).
+    """
+    number = notebook.name.split("_", 1)[0]
+    return ["make", "--no-print-directory", "-C", str(REPO), "-o", ".venv/.installed", "present",
+            f"NB={number}", f"NB_DIR={notebook.parent}", f"PRESENT_PORT={port}", f"PRESENT_TOKEN={token}"]
+
+
+def voila_wait_rendered(page, *, timeout: float = 120.0) -> None:  # noqa: ANN001
+    """Wait until Voilà has executed the notebook and the widgets are on the page."""
+    page.wait_for_function(
+        """() => { const img = document.querySelector('.pe-app img'); return img !== null && img.naturalWidth > 0; }""",
+        timeout=timeout * 1000,
+        polling=250,
+    )

@@ -1,0 +1,173 @@
+"""Fixtures for the browser tests: Chromium, one JupyterLab server per session, Voilà.
+
+* ``chromium``: the system Chromium's path. Missing -> skip with install advice, or fail
+  when ``CI=true`` (CI must not silently skip the browser part).
+* ``notebook_copies``: a temp copy of ``notebooks/`` with outputs cleared (the committed
+  notebooks are never opened by a server).
+* ``lab_server``: one ``jupyter lab`` for test_jupyterlab.py, on 127.0.0.1, a free port, a random token, config/settings/
+  runtime folders of its own (no news pop-up, no build nag, no update check); stopped when the
+  module is done, whatever happens, its kernels shut down first.
+* ``voila_server``: ``make present NB=03`` as a teacher runs it (copy of notebooks/, free port,
+  random token), for test_voila.py.
+* ``browser``: one headless Chromium (fresh profile) for the session; ``lab_page``: one
+  JupyterLab tab for all notebooks; ``page``: a new tab per test, closed afterwards.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import pe_browser as pb
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test in this folder ``browser`` (``-m "not browser"`` gives a quick run)."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.browser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "browser: runs JupyterLab/Voilà in headless Chromium (tests/browser/)")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ANN001
+    if pb.TIMINGS:
+        terminalreporter.section("browser timings")
+        for what, seconds in pb.TIMINGS:
+            terminalreporter.write_line(f"{seconds:7.1f} s  {what}")
+
+
+def _missing(what: str) -> None:
+    message = f"{what}; {pb.INSTALL_HINT}"
+    if pb.in_ci():
+        pytest.fail(f"CI=true and {message}. The browser tests must run in CI.", pytrace=False)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Path of Debian's Chromium (and playwright importable), else skip/fail as documented."""
+    path = pb.find_chromium()
+    if path is None:
+        _missing("Chromium is not installed (looked for /usr/bin/chromium)")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        _missing("the Python package playwright is missing (it is in requirements.lock: run `make test`)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def browser_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A session folder for server homes, logs, the notebook copy and the browser profile."""
+    return tmp_path_factory.mktemp("browser")
+
+
+@pytest.fixture(scope="session")
+def notebook_copies(browser_home: Path) -> Path:
+    """A copy of notebooks/ (outputs cleared) that the servers use as their root."""
+    root = browser_home / "notebooks"
+    pb.copy_notebooks(root, pb.notebook_paths())
+    return root
+
+
+@pytest.fixture(scope="module")
+def lab_server(chromium: str, browser_home: Path, notebook_copies: Path) -> Iterator[pb.Server]:
+    """One JupyterLab for all the notebooks (module scope: stopped, whatever happens, as soon as
+    test_jupyterlab.py is done, so it does not idle through the nbval run that follows)."""
+    env = pb.isolated_jupyter_env(browser_home / "lab-home")
+    pb.write_lab_settings(env)
+    port, token = pb.free_port(), secrets.token_hex(24)
+    server = pb.start_server(
+        "jupyter lab", pb.lab_command(port, token, notebook_copies), port=port, token=token, env=env,
+        cwd=notebook_copies, log_path=browser_home / "jupyter-lab.log", ready_path="/api/status",
+        root=notebook_copies,
+    )
+    pb.TIMINGS.append(("JupyterLab server start", server.started_in))
+    try:
+        yield server
+    finally:
+        pb.shutdown_kernels(server)
+        pb.stop_server(server)
+
+
+@pytest.fixture(scope="session")
+def browser(chromium: str, browser_home: Path) -> Iterator[object]:
+    """One headless Chromium context (fresh profile) for the session."""
+    from playwright.sync_api import sync_playwright
+
+    t0 = time.monotonic()
+    manager = sync_playwright().start()
+    try:
+        context = pb.launch_browser(manager, chromium, browser_home / "chromium-profile")
+        context.set_default_timeout(30_000)
+        pb.TIMINGS.append(("Chromium start", time.monotonic() - t0))
+        try:
+            yield context
+        finally:
+            context.close()
+    finally:
+        manager.stop()
+
+
+@pytest.fixture(scope="module")
+def lab_page(browser: object, lab_server: pb.Server) -> Iterator[object]:
+    """One JupyterLab tab for every notebook of test_jupyterlab.py (no app reload per notebook)."""
+    tab = browser.new_page()
+    try:
+        pb.open_lab(tab, lab_server)
+        yield tab
+    finally:
+        tab.close()
+
+
+@pytest.fixture()
+def page(browser: object) -> Iterator[object]:
+    """A fresh tab; closed after the test. Console errors are kept on ``page.console_errors``."""
+    tab = browser.new_page()
+    errors: list[str] = []
+    tab.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    tab.on("pageerror", lambda exc: errors.append(f"uncaught: {exc}"))
+    tab.console_errors = errors
+    try:
+        yield tab
+    finally:
+        tab.close()
+
+
+@pytest.fixture(scope="module")
+def voila_server(chromium: str, browser_home: Path, notebook_copies: Path) -> Iterator[pb.Server]:
+    """``make present NB=03`` (on a copy of notebooks/, a free port, a random token); stopped at the end."""
+    notebook = pb.present_notebook(notebook_copies)
+    if notebook is None:
+        pytest.skip("no notebook imports pe_helpers.apps yet: nothing to present")
+    if shutil.which("make") is None:
+        _missing_make()
+    env = pb.isolated_jupyter_env(browser_home / "voila-home")
+    port, token = pb.free_port(), secrets.token_hex(24)
+    server = pb.start_server(
+        f"make present NB={notebook.name[:2]}", pb.present_command(notebook, port, token), port=port, token=token,
+        env=env, cwd=pb.REPO, log_path=browser_home / "voila.log", ready_path="/", root=notebook_copies,
+        ready_with_token=False, ready_status=(302, 403),
+    )
+    server.extra["notebook"] = notebook
+    pb.TIMINGS.append((f"Voilà server start ({notebook.name})", server.started_in))
+    try:
+        yield server
+    finally:
+        pb.stop_server(server)
+
+
+def _missing_make() -> None:
+    message = "`make` is not installed (the present mode is `make present NB=03`); install it with `sudo apt-get install make`"
+    if pb.in_ci():
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)

@@ -1,0 +1,51 @@
+"""Present mode: ``make present NB=03`` serves one notebook's apps with Voilà, code hidden.
+
+The server is started with the very command a teacher types (on a copy of notebooks/, a
+free port and a random token). The test checks that it refuses a visitor without the token,
+that the URL it prints opens the notebook with no code cells, and that a slider moved with
+the keyboard redraws the figure and its caption (polling waits, no sleeps).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pe_browser as pb
+
+
+def test_present_mode_refuses_visitors_without_the_token(voila_server: pb.Server) -> None:
+    status, location = pb.http_status(voila_server.url("/", with_token=False))
+    assert status == 403 or (status == 302 and "/login" in location), (status, location)
+    status, location = pb.http_status(voila_server.base + "/?token=not-the-token")
+    assert status == 403 or (status == 302 and "/login" in location), (status, location)
+
+
+def test_present_mode_prints_its_url_with_the_token(voila_server: pb.Server) -> None:
+    log = voila_server.log_path.read_text(errors="replace")
+    assert f"http://127.0.0.1:{voila_server.port}/?token={voila_server.token}" in log, log[-2000:]
+    assert re.search(r"Presenting \S+/\d\d_\S+\.ipynb", log), log[-2000:]
+
+
+def test_present_mode_shows_apps_without_code_and_a_slider_moves_the_figure(voila_server: pb.Server,
+                                                                            page: object) -> None:
+    notebook = voila_server.extra["notebook"]
+    stem = notebook.stem
+    t0 = time.monotonic()
+    page.goto(voila_server.url("/"), wait_until="domcontentloaded", timeout=180_000)
+    pb.voila_wait_rendered(page)
+    rendered = time.monotonic() - t0
+    # No code: Voilà strips every input area (strip_sources), only outputs are shown.
+    code_inputs = page.locator(".jp-CodeCell .jp-InputArea, .jp-InputArea-editor, .CodeMirror, .cm-editor, .highlight pre")
+    assert code_inputs.count() == 0, f"{code_inputs.count()} code inputs visible in present mode"
+    body = page.locator("body").inner_text()
+    assert "Traceback" not in body, body[:2000]
+    assert "from pe_helpers" not in body, "a code cell's source is visible in present mode"
+    pb.SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(pb.SCREENSHOTS / f"voila-{stem}.png"))
+    apps = list(pb.iter_apps(page))
+    assert apps, "present mode shows no slider app (.pe-app)"
+    move = pb.move_app_control(page, apps[0], 0, pb.SCREENSHOTS / f"voila-{stem}-app0.png")
+    pb.TIMINGS.append((f"Voilà {notebook.name}: rendered in {rendered:.1f} s, {len(apps)} app(s); "
+                       f"[{move.control} {move.old_value}->{move.new_value} in {move.seconds:.2f} s]",
+                       time.monotonic() - t0))

@@ -1,0 +1,140 @@
+"""The extrapolation app (notebook 05), headless: every control moves the right artists to the right data,
+the partial redraw paints exactly what a full redraw paints, and a slider move never retrains."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+from pe_helpers import lab
+from pe_helpers.apps import APPS, extrapolation_app
+from pe_helpers.apps import extrapolation as extrapolation_module
+from pe_helpers.figures.extrapolation import PartialRedrawCanvas
+
+
+@pytest.fixture(scope="module")
+def results() -> lab.LabResults:
+    return lab.run_lab(train_len=4, steps=40, warmup=5, d_model=16, progress="none")
+
+
+@pytest.fixture()
+def app(results):
+    app = extrapolation_app(results=results, encoding="sinusoidal", length=4)
+    yield app
+    app.close()
+
+
+def _artists(app):
+    ax_map, ax_acc = app.figure.axes[0], app.figure.axes[1]  # axes[2] is the colour bar
+    image = ax_map.images[0]
+    return ax_map, ax_acc, image
+
+
+def test_app_is_listed_and_has_two_controls(app) -> None:
+    assert APPS["extrapolation_app"] is extrapolation_app
+    assert set(app.controls) == {"encoding", "length"}
+    assert app.controls["length"].min == 1 and app.controls["length"].max == 16
+    assert list(app.controls["encoding"].options) == list(lab.ENCODINGS)
+    assert all(w.description for w in app.controls.values())
+    assert app.renders == 1 and app.image.value
+
+
+@pytest.mark.parametrize("length", [1, 3, 4, 5, 8, 16])
+def test_length_slider_shows_that_lengths_map_and_marks(app, results, length: int) -> None:
+    if app.controls["length"].value == length:  # the start value: move away first so the move is real
+        app.controls["length"].value = length + 1
+    renders, before = app.renders, app.image.value
+    app.controls["length"].value = length
+    assert app.renders == renders + 1 and app.image.value != before
+    ax_map, ax_acc, image = _artists(app)
+    np.testing.assert_allclose(image.get_array(), results.attention_map("sinusoidal", length).numpy())
+    assert image.get_extent() == [-0.5, 2 * length - 0.5, 2 * length - 0.5, -0.5]
+    assert ax_map.get_xlim() == (-0.5, 2 * length - 0.5)
+    cursor_x = [line for line in ax_acc.lines if list(line.get_xdata()) == [length, length]]
+    assert cursor_x, "the cursor marks the current length"
+    dot = ax_acc.lines[-1]
+    assert list(dot.get_ydata()) == [pytest.approx(results.accuracy_at("sinusoidal", length))]
+    beyond = 2 * length > 2 * results.train_len
+    assert ax_map.lines[1].get_visible() == beyond  # the 2L grid line only when the map goes past it
+    assert f"n = {length}" in app.caption.value
+    assert f"{results.accuracy_at('sinusoidal', length):.2f}" in app.caption.value
+
+
+@pytest.mark.parametrize("encoding", [e for e in lab.ENCODINGS if e != "sinusoidal"])
+def test_encoding_dropdown_switches_model_and_highlight(app, results, encoding: str) -> None:
+    renders, before = app.renders, app.image.value
+    app.controls["encoding"].value = encoding
+    assert app.renders == renders + 1 and app.image.value != before
+    ax_map, ax_acc, image = _artists(app)
+    np.testing.assert_allclose(image.get_array(), results.attention_map(encoding, 4).numpy())
+    widths = {line.get_label(): line.get_linewidth() for line in ax_acc.lines if line.get_label() in lab.ENCODINGS}
+    assert widths[encoding] == max(widths.values()) and sorted(widths.values()).count(widths[encoding]) == 1
+    assert encoding in app.caption.value
+
+
+def test_learned_past_L_shows_the_error_instead_of_a_map(app, results) -> None:
+    app.controls["encoding"].value = "learned"
+    app.controls["length"].value = 9
+    ax_map, ax_acc, image = _artists(app)
+    assert np.isnan(np.asarray(image.get_array(), dtype=float)).all()
+    assert any("PositionOutOfRangeError" in t.get_text() for t in ax_map.texts)
+    assert np.isnan(ax_acc.lines[-1].get_ydata()[0])
+    assert "no row for position 8" in app.caption.value
+    app.controls["length"].value = 3  # back inside: the map and the accuracy return
+    np.testing.assert_allclose(image.get_array(), results.attention_map("learned", 3).numpy())
+    assert not any("PositionOutOfRangeError" in t.get_text() for t in ax_map.texts)
+
+
+@pytest.mark.parametrize("encoding, length", [("sinusoidal", 2), ("rope", 16), ("learned", 12), ("none", 7)])
+def test_partial_redraw_paints_what_a_full_redraw_paints(app, encoding: str, length: int) -> None:
+    assert isinstance(app.figure.canvas, PartialRedrawCanvas)
+    app.controls["encoding"].value = encoding
+    app.controls["length"].value = length
+    canvas = app.figure.canvas
+    canvas.draw()
+    partial = np.asarray(canvas.buffer_rgba()).copy()
+    FigureCanvasAgg.draw(canvas)  # everything, from scratch
+    full = np.asarray(canvas.buffer_rgba()).copy()
+    assert (partial != full).any(-1).sum() == 0
+
+
+def test_moving_the_slider_never_retrains(app, results, monkeypatch) -> None:
+    def forbidden(*args, **kwargs):
+        raise AssertionError("a slider move must not train")
+
+    monkeypatch.setattr(lab.training, "fit", forbidden)
+    monkeypatch.setattr(lab.results, "fit", forbidden)
+    params = {e: [p.clone() for p in results.models[e].model.parameters()] for e in results.encodings}
+    for encoding in ("rope", "none"):
+        app.controls["encoding"].value = encoding
+        for n in (1, 9, 16):
+            app.controls["length"].value = n
+    for e in results.encodings:
+        for a, b in zip(params[e], results.models[e].model.parameters()):
+            assert torch.equal(a, b)
+
+
+def test_bad_arguments_are_rejected(results) -> None:
+    with pytest.raises(ValueError, match="encoding must be one of"):
+        extrapolation_app(results=results, encoding="alibi")
+    with pytest.raises(ValueError, match="length must be an integer in 1..16"):
+        extrapolation_app(results=results, length=17)
+    with pytest.raises(TypeError, match="LabResults"):
+        extrapolation_app(results={"rope": [1.0]})
+    with pytest.raises(ValueError, match="no trained models"):
+        extrapolation_app(results=lab.reference_results())
+
+
+def test_no_argument_factory_uses_trained_models(results) -> None:
+    """With no results: the latest run_lab of the process (here: the fixture's, or a later one)."""
+    app = extrapolation_app()
+    try:
+        latest = lab.latest_results()
+        assert latest is not None and latest.models
+        assert app.controls["length"].max == latest.test_len
+        assert app.controls["length"].value == latest.train_len
+    finally:
+        app.close()
+    assert extrapolation_module.QUICK_SETTINGS["train_len"] == 8

@@ -1,0 +1,221 @@
+"""Compute layer of notebook 06 (pe_helpers.rope): RoPE as a rotation, its layouts, its precision, the closing table."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from pe_helpers import apply_rope, inverse_frequencies, shift_matrix, sinusoidal
+from pe_helpers.encodings import rope_angles
+from pe_helpers.lab import LabResults, TrainConfig
+from pe_helpers.rope import (
+    SCHEMES,
+    ComparisonRow,
+    additive_scores,
+    angles_in_dtype,
+    comparison_table,
+    demo_query_key,
+    extrapolation_verdict,
+    format_comparison_table,
+    interleaved_to_half_permutation,
+    pair_swap_permutation,
+    position_probe,
+    rope_matrix,
+    rope_rotate,
+    rope_scores,
+    score_position_dependence,
+    shifted_scores,
+    value_carries_position,
+)
+
+D = 16
+
+
+def _x(n: int = 6, d: int = D, seed: int = 0) -> torch.Tensor:
+    return torch.randn(n, d, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
+def test_rope_matrix_is_what_apply_rope_does(layout: str) -> None:
+    x = _x()
+    positions = [0, 1, 5, 37, -3, 1000]
+    rows = torch.stack([x[i] @ rope_matrix(p, D, layout=layout).T for i, p in enumerate(positions)])
+    torch.testing.assert_close(rows, apply_rope(x, positions, layout=layout))
+    r = rope_matrix(9, D, layout=layout)
+    torch.testing.assert_close(r.T @ r, torch.eye(D, dtype=torch.float64))
+
+
+def test_rope_matrix_against_notebook_04_shift_matrix() -> None:
+    swap = pair_swap_permutation(D)
+    assert swap.tolist()[:4] == [1, 0, 3, 2]
+    for m in (1, 7, -4, 250.5):
+        r = rope_matrix(m, D)
+        torch.testing.assert_close(r, shift_matrix(m, D).T)
+        torch.testing.assert_close(r, shift_matrix(-m, D))
+        torch.testing.assert_close(r, shift_matrix(m, D)[swap][:, swap])  # S R(m) S
+        assert not torch.allclose(r, shift_matrix(m, D)), "the sign conventions differ: R_m is not R(m)"
+    for m, n in [(3, 10), (50, 2), (0, 0)]:
+        torch.testing.assert_close(rope_matrix(m, D).T @ rope_matrix(n, D), rope_matrix(n - m, D))
+
+
+def test_the_two_layouts_agree_up_to_one_permutation() -> None:
+    perm = interleaved_to_half_permutation(D)
+    assert perm.tolist() == [*range(0, D, 2), *range(1, D, 2)]
+    x, positions = _x(), torch.tensor([0, 2, 9, 31, 64, 500])
+    torch.testing.assert_close(apply_rope(x[:, perm], positions, layout="half"), apply_rope(x, positions)[:, perm])
+    assert not torch.allclose(apply_rope(x, positions, layout="half"), apply_rope(x, positions)), \
+        "without the permutation the layouts give different vectors"
+    # rows of W_Q, W_K permuted per head, as a weight converter does: view(heads, d/2, 2, in).transpose(1, 2)
+    heads, d_in = 3, 8
+    w = torch.randn(heads * D, d_in, dtype=torch.float64)
+    converted = w.view(heads, D // 2, 2, d_in).transpose(1, 2).reshape(heads * D, d_in)
+    by_perm = torch.cat([w[h * D:(h + 1) * D][perm] for h in range(heads)])
+    torch.testing.assert_close(converted, by_perm)
+
+
+def test_scores_depend_only_on_the_offset() -> None:
+    q, k = demo_query_key(D)
+    for m, n in [(5, 2), (0, 40), (17, 17)]:
+        want = q @ shift_matrix(m - n, D) @ k  # notebook 04's R(k) inside the dot product, k = m - n
+        scores = shifted_scores(q, k, m, n, torch.arange(0, 5000, 7))
+        torch.testing.assert_close(scores, want.expand_as(scores), atol=1e-9, rtol=0)
+        s = rope_scores(q[None], k[None], [m], [n])
+        torch.testing.assert_close(s[0, 0], want)
+    far = shifted_scores(q, k, 5, 2, [0.0, 1e5])
+    assert abs(float(far[1] - far[0])) < 1e-8
+
+
+def test_angle_precision() -> None:
+    pos = torch.tensor([10.0, 301.0, 1000.0, 1e5])
+    torch.testing.assert_close(angles_in_dtype(pos, D), rope_angles(pos, D), atol=0, rtol=0)
+    err32 = (angles_in_dtype(pos, D, dtype=torch.float32) - rope_angles(pos, D)).abs().amax(-1)
+    err16 = (angles_in_dtype(pos, D, dtype=torch.bfloat16) - rope_angles(pos, D)).abs().amax(-1)
+    assert float(err32[-1]) < 0.05 and float(err32[0]) < 1e-5
+    assert float(err16[1]) >= 1.0, "bf16 cannot hold position 301: it becomes 300 or 302, pair 0 is off by >= 1 rad"
+    assert (err16 > err32).all()
+    q, k = demo_query_key(D)
+    shifts = torch.arange(0, 100000, 997)
+    drift = {dt: float((lambda s: (s - s[0]).abs().max())(shifted_scores(q, k, 5, 2, shifts, angle_dtype=dt)))
+             for dt in (torch.float64, torch.float32, torch.bfloat16)}
+    assert drift[torch.float64] < 1e-9 < drift[torch.float32] < 0.05 < 0.5 < drift[torch.bfloat16]
+    # a consistent (rounded) frequency keeps the offset property
+    s = shifted_scores(q, k, 5, 2, shifts, angle_dtype=torch.float64, frequency_dtype=torch.bfloat16)
+    torch.testing.assert_close(s, s[:1].expand_as(s), atol=1e-8, rtol=0)
+
+
+def test_rope_rotate_default_is_apply_rope_and_validates() -> None:
+    x = _x()
+    for layout in ("interleaved", "half"):
+        torch.testing.assert_close(rope_rotate(x, torch.arange(6) * 11, layout=layout),
+                                   apply_rope(x, torch.arange(6) * 11, layout=layout))
+    with pytest.raises(ValueError, match="layout"):
+        rope_rotate(x, torch.arange(6), layout="neox")
+    with pytest.raises(ValueError, match="positions"):
+        rope_rotate(x, torch.arange(4))
+    with pytest.raises(TypeError, match="angle|dtype"):
+        rope_rotate(x, torch.arange(6), angle_dtype=torch.int32)
+    with pytest.raises(ValueError, match="even"):
+        rope_matrix(1, 7)
+    with pytest.raises(ValueError, match="same length"):
+        shifted_scores(torch.zeros(4), torch.zeros(6), 0, 0, [0])
+
+
+def test_additive_scores_formula_and_not_offset_only() -> None:
+    q, k = demo_query_key(D)
+    pos = torch.arange(30)
+    pe = sinusoidal(30, D, dtype=torch.float64)
+    s = additive_scores(q, k, pos, pos)
+    torch.testing.assert_close(s, (q + pe) @ (k + pe).T)
+    assert not torch.allclose(s[1:, 1:], s[:-1, :-1], atol=1e-3), "the additive score moves with the shift"
+
+
+@pytest.mark.parametrize(
+    "scheme, carries, dependence",
+    [("learned", True, "absolute"), ("sinusoidal", True, "absolute"), ("rope", False, "offset-only"),
+     ("none", False, "none")],
+)
+def test_measured_columns(scheme: str, carries: bool, dependence: str) -> None:
+    assert value_carries_position(scheme) is carries
+    assert score_position_dependence(scheme) == dependence
+    scores, values = position_probe(scheme, n=8)
+    assert scores.shape == (8, 8) and values.shape == (8, D)
+
+
+def test_probe_validates() -> None:
+    with pytest.raises(ValueError, match="scheme"):
+        position_probe("alibi")
+
+
+def test_verdict() -> None:
+    assert extrapolation_verdict(1.0, 0.95, 0.1) == "holds"
+    assert extrapolation_verdict(1.0, 0.6, 0.1) == "degrades"
+    assert extrapolation_verdict(1.0, 0.15, 0.1) == "collapses"
+    assert extrapolation_verdict(1.0, None, 0.1) == "cannot run"
+
+
+def _fake_results() -> LabResults:
+    L, top = 4, 16
+    flat = lambda v: tuple([1.0] * L + [v] * (top - L))  # noqa: E731
+    return LabResults(
+        config=TrainConfig(train_len=L, vocab_size=10),
+        test_len=top,
+        accuracy={
+            "none": flat(0.97),
+            "learned": tuple([1.0] * L + [None] * (top - L)),
+            "learned-extended": tuple([1.0] * L + [0.2] * L + [0.1] * (top - 2 * L)),
+            "sinusoidal": tuple([0.9] * L + [0.5] * L + [0.1] * (top - 2 * L)),
+            "rope": flat(0.12),
+        },
+    )
+
+
+def test_comparison_table_from_lab_results() -> None:
+    rows = comparison_table(_fake_results())
+    assert [r.key for r in rows] == list(SCHEMES)
+    by = {r.key: r for r in rows}
+    assert all(isinstance(r, ComparisonRow) for r in rows)
+    assert by["learned"].past is None and by["learned"].verdict == "cannot run"
+    near, far, verdict = by["learned"].extended
+    assert near == pytest.approx(0.2) and far == pytest.approx(0.1) and verdict == "collapses"
+    assert by["none"].verdict == "holds" and by["rope"].verdict == "collapses"
+    s = by["sinusoidal"]
+    assert s.in_distribution == pytest.approx(0.9) and s.near == pytest.approx(0.5) and s.far == pytest.approx(0.1)
+    assert s.past == pytest.approx((0.5 * 4 + 0.1 * 8) / 12)
+    assert [r.value_carries_position for r in rows] == [True, True, False, False]
+    assert by["rope"].relative.startswith("yes") and by["learned"].relative.startswith("no")
+    text = format_comparison_table(rows)
+    assert text.count("\n") == len(rows) + 1
+    assert "0.90 at ≤ L → 0.50 at L+1..2L, 0.10 at 2L+1..4L: collapses" in text
+    assert "cannot run (PositionOutOfRangeError); with untrained extra rows: 0.20 at L+1..2L, 0.10 at 2L+1..4L: " \
+           "collapses" in text
+    assert "lab, L = 4, token accuracy" in text
+
+
+def test_comparison_table_rejects_incomplete_results() -> None:
+    r = _fake_results()
+    del r.accuracy["rope"]
+    with pytest.raises(ValueError, match="rope"):
+        comparison_table(r)
+    with pytest.raises(TypeError, match="LabResults"):
+        comparison_table({"none": []})
+
+
+def test_comparison_table_on_the_committed_reference() -> None:
+    from pe_helpers import lab
+
+    try:
+        results = lab.reference_results()
+    except FileNotFoundError:
+        pytest.skip("pe_helpers/data/lab_reference.json is not committed yet")
+    rows = comparison_table(results)
+    assert len(rows) == 4 and all(0.0 <= r.in_distribution <= 1.0 for r in rows)
+    assert rows[0].past is None, "the learned table cannot run past its training positions"
+
+
+def test_frequencies_used_are_the_papers() -> None:
+    # guards against a silent change of convention in the compute layer
+    theta = angles_in_dtype(torch.tensor([1.0]), D)[0]
+    torch.testing.assert_close(theta, inverse_frequencies(D))
+    assert math.isclose(float(theta[1]), 10000 ** (-2 / D))
