@@ -1,8 +1,10 @@
 """pe_helpers: the package behind the pe-notebooks on absolute positional encoding.
 
-Compute (pure tensors): :mod:`.encodings`, :mod:`.attention`, :mod:`.permutation`, :mod:`.lab`.
+Compute (pure tensors): :mod:`.encodings`, :mod:`.attention`, :mod:`.permutation`,
+:mod:`.toy` (example sentences, the toy order task), :mod:`.properties` (dot products, precision),
+:mod:`.rope`, :mod:`.lab` (the extrapolation experiment).
 Draw (matplotlib): :mod:`.figures`. Interact (ipywidgets): :mod:`.apps`.
-Exercise checkers: :mod:`.checks`.
+Exercise checkers: :mod:`.checks`. Student edition: :mod:`.student`.
 """
 
 from .attention import SelfAttention, attention_scores, causal_mask, scaled_dot_product_attention

@@ -24,7 +24,6 @@ values :math:`v = W_V x` are not touched. The rotation itself is
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -57,6 +56,8 @@ __all__ = [
     "value_carries_position",
     "score_position_dependence",
     "extrapolation_verdict",
+    "LabOutcome",
+    "lab_outcome",
     "ComparisonRow",
     "comparison_table",
     "format_comparison_table",
@@ -265,7 +266,8 @@ SCHEMES: dict[str, dict[str, object]] = {
     "learned": {
         "name": "learned absolute",
         "lab": ("learned", "learned-extended"),
-        "what": "a trained row p_i of the table P (L×d) is added to x_i, once, at the input (before W_Q, W_K, W_V)",
+        "what": ("a trained row p_i of the table P (max_len×d) is added to x_i, once, at the input "
+                 "(before W_Q, W_K, W_V)"),
     },
     "sinusoidal": {
         "name": "sinusoidal absolute",
@@ -352,6 +354,55 @@ def extrapolation_verdict(in_distribution: float, past: float | None, chance: fl
 
 
 @dataclass(frozen=True)
+class LabOutcome:
+    """One lab model's token accuracy at and past the training length ``L``, as means over copy lengths.
+
+    ``in_distribution``: lengths ``1..L``; ``near``: just past ``L``, lengths ``L+1 .. L + max(1, L//4)``;
+    ``far``: lengths ``2L+1 .. test_len``. ``None`` where the model cannot run (a learned table too short).
+    """
+
+    encoding: str
+    train_len: int
+    test_len: int
+    chance: float
+    in_distribution: float
+    near: float | None
+    far: float | None
+
+    @property
+    def near_span(self) -> tuple[int, int]:
+        return self.train_len + 1, min(self.test_len, self.train_len + max(1, self.train_len // 4))
+
+    @property
+    def far_span(self) -> tuple[int, int]:
+        return 2 * self.train_len + 1, self.test_len
+
+    @property
+    def near_verdict(self) -> str:
+        return extrapolation_verdict(self.in_distribution, self.near, self.chance)
+
+    @property
+    def far_verdict(self) -> str:
+        return extrapolation_verdict(self.in_distribution, self.far, self.chance)
+
+    def past_text(self) -> str:
+        """``"0.63 at n = 17..20 (degrades); 0.13 at n = 33..64 (collapses)"``."""
+        (a, b), (c, e) = self.near_span, self.far_span
+        return (f"{_fmt(self.near)} at n = {a}..{b} ({self.near_verdict}); "
+                f"{_fmt(self.far)} at n = {c}..{e} ({self.far_verdict})")
+
+
+def lab_outcome(results: object, encoding: str) -> LabOutcome:
+    """The :class:`LabOutcome` of ``encoding`` in a :class:`pe_helpers.lab.LabResults` (chance = 1 / vocab_size)."""
+    L, top = results.train_len, results.test_len
+    outcome = LabOutcome(encoding=encoding, train_len=L, test_len=top, chance=1.0 / results.config.vocab_size,
+                         in_distribution=results.in_distribution(encoding), near=None, far=None)
+    near = results.mean_accuracy(encoding, *outcome.near_span) if top > L else None
+    far = results.mean_accuracy(encoding, *outcome.far_span) if top > 2 * L else None
+    return LabOutcome(**{**outcome.__dict__, "near": near, "far": far})
+
+
+@dataclass(frozen=True)
 class ComparisonRow:
     """One scheme of the closing table; every field but ``what`` is measured or read from the lab's results."""
 
@@ -360,14 +411,8 @@ class ComparisonRow:
     what: str
     value_carries_position: bool
     score_dependence: str
-    train_len: int
-    test_len: int
-    in_distribution: float
-    near: float | None  # mean accuracy at copy lengths L+1 .. 2L
-    far: float | None  # mean accuracy at copy lengths 2L+1 .. test_len
-    past: float | None  # mean accuracy at L+1 .. test_len
-    verdict: str
-    extended: tuple[float | None, float | None, str] | None = None  # learned only: (near, far, verdict) with untrained rows
+    lab: LabOutcome
+    extended: LabOutcome | None = None  # learned only: the trained table grown with untrained rows
 
     @property
     def relative(self) -> str:
@@ -377,31 +422,18 @@ class ComparisonRow:
 
     @property
     def past_training(self) -> str:
-        """The lab column: accuracy at <= L, then at L+1..2L and 2L+1..test_len, and the verdict."""
-        head = f"{self.in_distribution:.2f} at ≤ L"
-        if self.past is None:
-            text = f"{head}; past L it cannot run (PositionOutOfRangeError)"
+        """The lab column: accuracy at copy lengths ≤ L, just past L, and from 2L+1 on, each with a verdict."""
+        head = f"{self.lab.in_distribution:.2f} at n ≤ {self.lab.train_len}"
+        if self.lab.near is None:
+            text = f"{head}; past it: cannot run (PositionOutOfRangeError)"
             if self.extended is not None:
-                near, far, verdict = self.extended
-                text += f"; with untrained extra rows: {self._spans(near, far)}: {verdict}"
+                text += f"; grown with untrained rows: {self.extended.past_text()}"
             return text
-        return f"{head} → {self._spans(self.near, self.far)}: {self.verdict}"
-
-    def _spans(self, near: float | None, far: float | None) -> str:
-        top = "4L" if self.test_len == 4 * self.train_len else str(self.test_len)
-        return f"{_fmt(near)} at L+1..2L, {_fmt(far)} at 2L+1..{top}"
+        return f"{head}; {self.lab.past_text()}"
 
 
 def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
-
-
-def _lab_numbers(results: object, encoding: str) -> tuple[float, float | None, float | None, float | None]:
-    L, top = results.train_len, results.test_len
-    near = results.mean_accuracy(encoding, L + 1, min(2 * L, top)) if top > L else None
-    far = results.mean_accuracy(encoding, 2 * L + 1, top) if top > 2 * L else None
-    past = results.mean_accuracy(encoding, L + 1, top) if top > L else None
-    return results.in_distribution(encoding), near, far, past
 
 
 def comparison_table(results: object, *, dim: int = 16, seed: int = 0) -> list[ComparisonRow]:
@@ -409,11 +441,11 @@ def comparison_table(results: object, *, dim: int = 16, seed: int = 0) -> list[C
 
     * "V carries position" and "relative distance explicit" are *measured* with :func:`position_probe`;
     * "past the training length" is read from ``results`` (a :class:`pe_helpers.lab.LabResults`, e.g.
-      ``pe_helpers.lab.reference_results()``): mean token accuracy at copy lengths ``1..L``, ``L+1..2L``
-      and ``2L+1..test_len``, with :func:`extrapolation_verdict` (chance = ``1 / vocab_size``). The learned
+      ``pe_helpers.lab.reference_results()``) by :func:`lab_outcome`: mean token accuracy at copy lengths
+      ``1..L``, just past ``L`` and ``2L+1..test_len``, each with :func:`extrapolation_verdict`. The learned
       row also reports the ``learned-extended`` model when the results have it.
     """
-    for attr in ("accuracy", "train_len", "test_len", "mean_accuracy", "in_distribution"):
+    for attr in ("accuracy", "train_len", "test_len", "mean_accuracy", "in_distribution", "config"):
         if not hasattr(results, attr):
             raise TypeError(f"results must be a pe_helpers.lab.LabResults (e.g. pe_helpers.lab.reference_results()), "
                             f"got {type(results).__name__} without .{attr}.")
@@ -421,28 +453,20 @@ def comparison_table(results: object, *, dim: int = 16, seed: int = 0) -> list[C
     missing = [e for e in needed if e not in results.accuracy]
     if missing:
         raise ValueError(f"results lack the encoding(s) {', '.join(missing)}; the table needs {', '.join(needed)}.")
-    chance = 1.0 / results.config.vocab_size
     rows = []
     for key, spec in SCHEMES.items():
-        encoding = spec["lab"][0]
-        in_dist, near, far, past = _lab_numbers(results, encoding)
-        extended = None
-        if key == "learned" and "learned-extended" in results.accuracy:
-            _, e_near, e_far, e_past = _lab_numbers(results, "learned-extended")
-            extended = (e_near, e_far, extrapolation_verdict(in_dist, e_past, chance))
+        extended = lab_outcome(results, "learned-extended") \
+            if key == "learned" and "learned-extended" in results.accuracy else None
+        if extended is not None:  # judged against the trained table's accuracy at n <= L
+            extended = LabOutcome(**{**extended.__dict__,
+                                     "in_distribution": results.in_distribution(spec["lab"][0])})
         rows.append(ComparisonRow(
             key=key,
             scheme=str(spec["name"]),
             what=str(spec["what"]),
             value_carries_position=value_carries_position(key, dim=dim, seed=seed),
             score_dependence=score_position_dependence(key, dim=dim, seed=seed),
-            train_len=results.train_len,
-            test_len=results.test_len,
-            in_distribution=in_dist,
-            near=near,
-            far=far,
-            past=past,
-            verdict=extrapolation_verdict(in_dist, past, chance),
+            lab=lab_outcome(results, spec["lab"][0]),
             extended=extended,
         ))
     return rows
@@ -450,7 +474,7 @@ def comparison_table(results: object, *, dim: int = 16, seed: int = 0) -> list[C
 
 def format_comparison_table(rows: Sequence[ComparisonRow]) -> str:
     """The rows as a Markdown (pipe) table, readable as plain text too."""
-    lab = f"L = {rows[0].train_len}, " if rows else ""
+    lab = f"L = {rows[0].lab.train_len}, " if rows else ""
     head = ["scheme", "what is added or rotated, and where", "V carries position", "relative distance explicit",
             f"past the training length (notebook 05's lab, {lab}token accuracy)"]
     body = [[r.scheme, r.what, "yes" if r.value_carries_position else "no", r.relative, r.past_training] for r in rows]

@@ -137,4 +137,10 @@ def test_no_argument_factory_uses_trained_models(results) -> None:
         assert app.controls["length"].value == latest.train_len
     finally:
         app.close()
-    assert extrapolation_module.QUICK_SETTINGS["train_len"] == 8
+
+
+def test_quick_results_are_trained_once_and_cached() -> None:
+    quick = extrapolation_module.quick_results()
+    assert quick is extrapolation_module.quick_results()
+    assert quick.models and quick.train_len == extrapolation_module.QUICK_SETTINGS["train_len"]
+    assert quick.encodings == lab.ENCODINGS

@@ -13,6 +13,7 @@ from pe_helpers.lab import LabResults, TrainConfig
 from pe_helpers.rope import (
     SCHEMES,
     ComparisonRow,
+    LabOutcome,
     additive_scores,
     angles_in_dtype,
     comparison_table,
@@ -20,6 +21,7 @@ from pe_helpers.rope import (
     extrapolation_verdict,
     format_comparison_table,
     interleaved_to_half_permutation,
+    lab_outcome,
     pair_swap_permutation,
     position_probe,
     rope_matrix,
@@ -172,25 +174,37 @@ def _fake_results() -> LabResults:
 
 
 def test_comparison_table_from_lab_results() -> None:
-    rows = comparison_table(_fake_results())
+    rows = comparison_table(_fake_results())  # L = 4: "just past L" = length 5, "far" = lengths 9..16
     assert [r.key for r in rows] == list(SCHEMES)
     by = {r.key: r for r in rows}
-    assert all(isinstance(r, ComparisonRow) for r in rows)
-    assert by["learned"].past is None and by["learned"].verdict == "cannot run"
-    near, far, verdict = by["learned"].extended
-    assert near == pytest.approx(0.2) and far == pytest.approx(0.1) and verdict == "collapses"
-    assert by["none"].verdict == "holds" and by["rope"].verdict == "collapses"
-    s = by["sinusoidal"]
+    assert all(isinstance(r, ComparisonRow) and isinstance(r.lab, LabOutcome) for r in rows)
+    learned = by["learned"]
+    assert learned.lab.near is None and learned.lab.far is None and learned.lab.near_verdict == "cannot run"
+    ext = learned.extended
+    assert ext.encoding == "learned-extended" and ext.near == pytest.approx(0.2) and ext.far == pytest.approx(0.1)
+    assert ext.in_distribution == pytest.approx(1.0) and ext.far_verdict == "collapses"
+    assert by["none"].lab.near_verdict == by["none"].lab.far_verdict == "holds"
+    assert by["rope"].lab.near_verdict == "collapses"
+    s = by["sinusoidal"].lab
+    assert s.near_span == (5, 5) and s.far_span == (9, 16)
     assert s.in_distribution == pytest.approx(0.9) and s.near == pytest.approx(0.5) and s.far == pytest.approx(0.1)
-    assert s.past == pytest.approx((0.5 * 4 + 0.1 * 8) / 12)
+    assert s.near_verdict == "degrades" and s.far_verdict == "collapses"
     assert [r.value_carries_position for r in rows] == [True, True, False, False]
     assert by["rope"].relative.startswith("yes") and by["learned"].relative.startswith("no")
     text = format_comparison_table(rows)
     assert text.count("\n") == len(rows) + 1
-    assert "0.90 at ≤ L → 0.50 at L+1..2L, 0.10 at 2L+1..4L: collapses" in text
-    assert "cannot run (PositionOutOfRangeError); with untrained extra rows: 0.20 at L+1..2L, 0.10 at 2L+1..4L: " \
-           "collapses" in text
+    assert "0.90 at n ≤ 4; 0.50 at n = 5..5 (degrades); 0.10 at n = 9..16 (collapses)" in text
+    assert "past it: cannot run (PositionOutOfRangeError); grown with untrained rows: 0.20 at n = 5..5 " \
+           "(collapses); 0.10 at n = 9..16 (collapses)" in text
     assert "lab, L = 4, token accuracy" in text
+
+
+def test_lab_outcome_spans() -> None:
+    results = _fake_results()
+    o = lab_outcome(results, "sinusoidal")
+    assert o.chance == pytest.approx(0.1) and o.train_len == 4 and o.test_len == 16
+    big = LabResults(config=TrainConfig(train_len=16), test_len=64, accuracy={"rope": tuple([1.0] * 64)})
+    assert lab_outcome(big, "rope").near_span == (17, 20) and lab_outcome(big, "rope").far_span == (33, 64)
 
 
 def test_comparison_table_rejects_incomplete_results() -> None:
@@ -210,8 +224,8 @@ def test_comparison_table_on_the_committed_reference() -> None:
     except FileNotFoundError:
         pytest.skip("pe_helpers/data/lab_reference.json is not committed yet")
     rows = comparison_table(results)
-    assert len(rows) == 4 and all(0.0 <= r.in_distribution <= 1.0 for r in rows)
-    assert rows[0].past is None, "the learned table cannot run past its training positions"
+    assert len(rows) == 4 and all(0.0 <= r.lab.in_distribution <= 1.0 for r in rows)
+    assert rows[0].lab.near is None, "the learned table cannot run past its training positions"
 
 
 def test_frequencies_used_are_the_papers() -> None:

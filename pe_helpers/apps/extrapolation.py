@@ -24,7 +24,7 @@ from ._base import App
 __all__ = ["extrapolation_app"]
 
 #: Settings of :func:`quick_results`: small enough to train all five encodings in a few seconds.
-QUICK_SETTINGS = {"train_len": 8, "steps": 300, "seed": 0}
+QUICK_SETTINGS = {"train_len": 8, "steps": 200, "warmup": 20, "d_model": 16, "seed": 0}
 
 
 @functools.lru_cache(maxsize=1)
@@ -42,7 +42,7 @@ def extrapolation_app(*, results: LabResults | None = None, encoding: str = "sin
                       length: int | None = None) -> App:
     """Slider over the copy length ``1 .. test_len`` and a choice of encoding.
 
-    Left: the chosen model's copy head on the example sequence of that length (the dotted line is
+    Left: the chosen model's copy head on the example sequence of that length (the orange diagonal is
     where a perfect copy looks; grey lines mark position ``2L``, never seen in training). Right:
     accuracy against length for every encoding, the chosen one thick, the current length marked.
     ``length`` defaults to the training length ``L``.

@@ -100,7 +100,8 @@ def check_rope_pair(fn: Callable[[Tensor, float, float], object], *, quiet: bool
                           "other", quiet=quiet)
     except StudentError as err:
         return failed(ex, err.result.message, err.result.mistake, quiet=quiet)
-    return passed(ex, f"(a, b) turns by position·ω for {len(_PAIR_CASES)} cases (positions 3, 7, -2, 50).", quiet=quiet)
+    return passed(ex, f"(a, b) turns by position·ω for {len(_PAIR_CASES)} cases (positions 3, 7, -2, 50).",
+                  quiet=quiet)
 
 
 # ---- Exercise 6.2 ----------------------------------------------------------------------------------------
@@ -193,7 +194,8 @@ def _attention(q: Tensor, k: Tensor, v: Tensor, *, scale: bool = True) -> Tensor
     return torch.softmax(s, dim=-1) @ v
 
 
-def reference_rope_attention(q: Tensor, k: Tensor, v: Tensor, positions: Tensor, *, layout: str = "interleaved") -> Tensor:
+def reference_rope_attention(q: Tensor, k: Tensor, v: Tensor, positions: Tensor, *,
+                             layout: str = "interleaved") -> Tensor:
     r""":math:`\text{softmax}\big((\mathcal{R}Q)(\mathcal{R}K)^\top/\sqrt{d}\big)\,V` (V unrotated), float64."""
     pos = torch.as_tensor(positions)
     return _attention(apply_rope(q, pos, layout=layout), apply_rope(k, pos, layout=layout), v)

@@ -27,7 +27,7 @@ _BLOCK_CASES = ((3.0, 0.5), (5.0, 1.0), (-4.0, 0.3), (7.0, 0.01))
 _MATRIX_CASES = ((3, 8), (-5, 16), (10, 4))
 _EX_BLOCK = "Exercise 4.1: the 2x2 block of R(k)"
 _EX_MATRIX = "Exercise 4.2: the whole R(k)"
-_TRANSPOSED = ("this is R(k) transposed, i.e. R(-k): it turns the pair backωards and maps PE(pos) to "
+_TRANSPOSED = ("this is R(k) transposed, i.e. R(-k): it turns the pair backwards and maps PE(pos) to "
                "PE(pos - k). From sin((p+k)ω) = sin(pω)cos(kω) + cos(pω)sin(kω), the first row is "
                "[cos kω, +sin kω]; the minus sign belongs in the second row: [-sin kω, cos kω].")
 

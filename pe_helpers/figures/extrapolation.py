@@ -3,8 +3,8 @@ r"""Figures for notebook 05: accuracy against copy length, and the copy head's a
 * :func:`plot_accuracy` draws token accuracy :math:`\text{acc}(n)` against copy length ``n`` for
   every encoding, with the training lengths ``1 .. L`` shaded and ``L`` marked;
 * :func:`plot_attention_map` draws the copy head's weights :math:`A_{t,s}` (query ``t``, key ``s``)
-  on one example sequence, with the copy source ``s = t - n`` dotted and the first position never
-  seen in training (``2L``) marked;
+  on one example sequence, with the copy source ``s = t - n`` as a translucent orange line and
+  the first position never seen in training (``2L``) marked;
 * :func:`build_extrapolation` is the slider figure (both panels), built once and updated in place.
 """
 
@@ -36,6 +36,8 @@ ENCODING_COLORS = {
     "rope": OKABE_ITO[2],
 }
 _MARKERS = {"none": "o", "learned": "s", "learned-extended": "D", "sinusoidal": "^", "rope": "v"}
+# learned-extended repeats learned on 1..L: dashed, so the learned line shows through.
+_STYLES = {"learned-extended": "--"}
 assert set(ENCODING_COLORS) == set(ENCODINGS)
 
 
@@ -63,7 +65,7 @@ def plot_accuracy(ax: Axes, results: "LabResults", *, encodings: tuple[str, ...]
     every = max(1, results.test_len // 16)
     for e in encodings:
         (lines[e],) = ax.plot(lengths, _curve(results, e), color=ENCODING_COLORS[e], marker=_MARKERS[e],
-                              markevery=every, markersize=4, linewidth=1.6, label=e)
+                              linestyle=_STYLES.get(e, "-"), markevery=every, markersize=4, linewidth=1.6, label=e)
     ax.set_xlim(0.5, results.test_len + 0.5)
     ax.set_ylim(0.0, 1.08)
     label(ax, "Train on copy lengths 1..L, test up to 4L", "copy length n (sequence = 2n + 1 tokens)",
@@ -90,7 +92,7 @@ def plot_attention_map(ax: Axes, results: "LabResults", encoding: str, length: i
     """Draw the copy head's attention weights at copy length ``length``; return the AxesImage.
 
     Rows are queries ``t``, columns keys ``s`` (causal: only ``s <= t``). A perfect copy puts all
-    weight of query ``n + j`` on key ``j``: the dotted diagonal. The grey lines mark position
+    weight of query ``n + j`` on key ``j``: the translucent orange diagonal. The grey lines mark position
     ``2L``, the first position no training sequence reached.
     """
     weights = results.attention_map(encoding, length).numpy()

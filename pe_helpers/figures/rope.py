@@ -196,5 +196,6 @@ def draw_angle_error(ax: Axes, positions: torch.Tensor, dim: int, *,
         ax.loglog(x[ok].numpy(), err[ok].clamp_min(floor).numpy(), "o-", markersize=3, color=colors[c % len(colors)],
                   label=f"angles in {names.get(dtype, str(dtype))}")
     ax.axhline(math.pi, color="#555555", linestyle="--", linewidth=1, label="\u03c0 rad (direction lost)")
-    label(ax, "error of the RoPE angle m\u00b7\u03c9\u1d62, largest over pairs", "position m (log)", "|error| in rad (log)")
+    label(ax, "error of the RoPE angle m\u00b7\u03c9\u1d62, largest over pairs", "position m (log)",
+          "|error| in rad (log)")
     ax.legend(fontsize=8, frameon=False, loc="upper left")

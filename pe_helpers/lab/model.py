@@ -19,7 +19,9 @@ Position schemes (:data:`ENCODINGS`), all built from :mod:`pe_helpers.encodings`
 * ``"sinusoidal"``: :class:`~pe_helpers.encodings.SinusoidalPositionalEncoding`,
   :math:`\tilde x_i = x_i + PE(i)`, computable at any position;
 * ``"rope"``: nothing added to ``x``; :func:`~pe_helpers.encodings.apply_rope` rotates every
-  head's queries and keys by their position, so :math:`q_m^\top k_n` depends on ``n - m``.
+  head's queries and keys by their position, so :math:`q_m^\top k_n` depends on ``n - m``
+  (the ``"half"`` pairing of GPT-NeoX/Llama code: the same rotation up to a fixed permutation of
+  dimensions, and cheaper than ``"interleaved"`` here).
 """
 
 from __future__ import annotations

@@ -244,6 +244,9 @@ def _settings(train_len: int, test_len: int | None, settings: dict) -> tuple[Tra
                         f"{', '.join(TrainConfig.__dataclass_fields__)}.")
     config = TrainConfig(train_len=train_len, **settings)
     test_len = 4 * config.train_len if test_len is None else check_int("test_len", test_len, minimum=1)
+    if test_len < config.train_len:
+        raise ValueError(f"test_len must be >= train_len={config.train_len} (the lab tests the training lengths "
+                         f"and beyond), got {test_len}.")
     return config, test_len
 
 
@@ -252,13 +255,16 @@ def run_lab(encodings: str | Iterable[str] = DEFAULT_ENCODINGS, *, train_len: in
             **settings: object) -> LabResults:
     """Train every requested encoding on copy lengths ``1 .. train_len``, test at ``1 .. test_len`` (default ``4·train_len``).
 
-    Other settings (``steps``, ``batch_size``, ``d_model``, ``n_layers``, ``n_heads``, ``vocab_size``,
-    ``lr``, ``warmup``, ``init_std``, ``seed``, ``threads``) are those of :class:`TrainConfig`.
+    Other settings (``steps``, ``batch_size``, ``d_model``, ``n_layers``, ``n_heads``, ``mlp_ratio``,
+    ``vocab_size``, ``lr``, ``warmup``, ``init_std``, ``length_weight``, ``seed``, ``threads``) are
+    those of :class:`TrainConfig`; the defaults are the settings of notebook 05 and of the
+    committed reference run.
     ``learned-extended`` is not trained separately: it is the trained ``learned`` model with
     its table grown to ``2·test_len`` rows (fresh, untrained rows past ``2·train_len``).
 
-    ``parallel=True`` trains the models at the same time, one Python thread each (torch releases
-    the GIL inside its kernels, so on two or more cores this is faster). Every model is
+    ``parallel=True`` trains the models at the same time in Python threads, one per model unless
+    ``workers`` caps it (torch releases the GIL inside its kernels, so on two or more cores this is
+    faster: about 1.5x on this 2-core machine). Every model is
     initialised first, in order, and uses only its own seeded generators, so the numbers are
     identical to ``parallel=False``.
     """
@@ -278,7 +284,9 @@ def run_lab(encodings: str | Iterable[str] = DEFAULT_ENCODINGS, *, train_len: in
             start = time.perf_counter()
             losses = fit(models[encoding], config, lambda _: bar.advance())
             done = TrainedModel(encoding, models[encoding], config, losses, time.perf_counter() - start)
-            outcomes = [done] + ([extend_learned(done, test_len)] if encoding == "learned" and "learned-extended" in names else [])
+            outcomes = [done]
+            if encoding == "learned" and "learned-extended" in names:
+                outcomes.append(extend_learned(done, test_len))
             for t in outcomes:
                 acc = accuracy_by_length(t, lengths)
                 trained[t.encoding], accuracy[t.encoding] = t, tuple(acc[n] for n in lengths)

@@ -1,11 +1,11 @@
-"""Fixtures for the browser tests: Chromium, one JupyterLab server per session, Voilà.
+"""Fixtures for the browser tests: Chromium, one JupyterLab server for all notebooks, Voilà.
 
 * ``chromium``: the system Chromium's path. Missing -> skip with install advice, or fail
   when ``CI=true`` (CI must not silently skip the browser part).
 * ``notebook_copies``: a temp copy of ``notebooks/`` with outputs cleared (the committed
   notebooks are never opened by a server).
-* ``lab_server``: one ``jupyter lab`` for test_jupyterlab.py, on 127.0.0.1, a free port, a random token, config/settings/
-  runtime folders of its own (no news pop-up, no build nag, no update check); stopped when the
+* ``lab_server``: one ``jupyter lab`` for test_jupyterlab.py, on 127.0.0.1, a free port, a
+  random token, config/settings/runtime folders of its own (no news pop-up, no build nag, no update check); stopped when the
   module is done, whatever happens, its kernels shut down first.
 * ``voila_server``: ``make present NB=03`` as a teacher runs it (copy of notebooks/, free port,
   random token), for test_voila.py.
@@ -26,27 +26,34 @@ import pytest
 import pe_browser as pb
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test in this folder ``browser`` (``-m "not browser"`` gives a quick run)."""
-    here = Path(__file__).parent
-    for item in items:
-        if here in Path(str(item.fspath)).parents:
-            item.add_marker(pytest.mark.browser)
-
-
 def pytest_configure(config: pytest.Config) -> None:
+    # Every test module here sets `pytestmark = pytest.mark.browser`: `-m "not browser"` is a quick run.
     config.addinivalue_line("markers", "browser: runs JupyterLab/Voilà in headless Chromium (tests/browser/)")
 
 
+_WALL: list[float] = []  # monotonic start of the first browser test, end of the latest one
+
+
+@pytest.fixture(autouse=True)
+def _browser_wall_time() -> Iterator[None]:
+    """Measures the browser part's wall time (this conftest only applies to tests/browser/)."""
+    if not _WALL:
+        _WALL[:] = [time.monotonic(), time.monotonic()]
+    yield
+    _WALL[1] = time.monotonic()
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ANN001
-    if pb.TIMINGS:
+    if pb.TIMINGS or _WALL:
         terminalreporter.section("browser timings")
         for what, seconds in pb.TIMINGS:
             terminalreporter.write_line(f"{seconds:7.1f} s  {what}")
+        if _WALL:
+            terminalreporter.write_line(f"{_WALL[1] - _WALL[0]:7.1f} s  browser part in all (wall time, budget 180 s)")
 
 
-def _missing(what: str) -> None:
-    message = f"{what}; {pb.INSTALL_HINT}"
+def _missing(what: str, hint: str = pb.INSTALL_HINT) -> None:
+    message = f"{what}; {hint}"
     if pb.in_ci():
         pytest.fail(f"CI=true and {message}. The browser tests must run in CI.", pytrace=False)
     pytest.skip(message)
@@ -57,11 +64,11 @@ def chromium() -> str:
     """Path of Debian's Chromium (and playwright importable), else skip/fail as documented."""
     path = pb.find_chromium()
     if path is None:
-        _missing("Chromium is not installed (looked for /usr/bin/chromium)")
+        _missing("Chromium is not installed (looked for /usr/bin/chromium and `chromium` on PATH; PE_CHROMIUM overrides)")
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        _missing("the Python package playwright is missing (it is in requirements.lock: run `make test`)")
+        _missing("the Python package playwright is missing", "it is in requirements.lock: `make test` installs it")
     return path
 
 
@@ -167,7 +174,4 @@ def voila_server(chromium: str, browser_home: Path, notebook_copies: Path) -> It
 
 
 def _missing_make() -> None:
-    message = "`make` is not installed (the present mode is `make present NB=03`); install it with `sudo apt-get install make`"
-    if pb.in_ci():
-        pytest.fail(message, pytrace=False)
-    pytest.skip(message)
+    _missing("`make` is not installed (the present mode is `make present NB=03`)", "install it with `sudo apt-get install make`")

@@ -20,7 +20,6 @@ import contextlib
 import json
 import os
 import re
-import secrets
 import shutil
 import signal
 import socket
@@ -83,8 +82,7 @@ def find_chromium() -> str | None:
     for candidate in CHROMIUM_CANDIDATES:
         if Path(candidate).exists():
             return candidate
-    found = shutil.which("chromium")
-    return found
+    return shutil.which("chromium")
 
 
 def notebook_paths() -> list[Path]:
@@ -171,7 +169,8 @@ def isolated_jupyter_env(home: Path) -> dict[str, str]:
     The user's own ~/.jupyter, lab settings and IPython profile are never read or written.
     """
     env = dict(os.environ)
-    for var in ("JUPYTER_TOKEN", "JUPYTER_CONFIG_PATH", "JUPYTER_PATH"):
+    # MPLBACKEND=Agg comes from `make test` (for nbval); a student's kernel has none (inline plots).
+    for var in ("JUPYTER_TOKEN", "JUPYTER_CONFIG_PATH", "JUPYTER_PATH", "MPLBACKEND"):
         env.pop(var, None)
     dirs = {
         "JUPYTER_CONFIG_DIR": home / "config",
@@ -184,8 +183,6 @@ def isolated_jupyter_env(home: Path) -> dict[str, str]:
     for var, path in dirs.items():
         path.mkdir(parents=True, exist_ok=True)
         env[var] = str(path)
-    env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
-    env["PYTHONHASHSEED"] = "0"
     return env
 
 
@@ -419,7 +416,10 @@ CELL_STATE_JS = """() => {
                 prompt: prompt.trim(),
                 stderr: outs.filter((o) => o.getAttribute('data-mime-type') === '""" + STDERR_MIME + """')
                             .map((o) => o.textContent.slice(0, 2000)),
-                widgets: c.querySelectorAll('.jp-OutputArea-output .jupyter-widgets').length,
+                widgets: outs.filter((o) => o.querySelector('.jupyter-widgets') !== null).length,
+                // Outputs with no MIME type and no widget: a widget that fell back to text, or was closed.
+                bare: outs.filter((o) => !o.getAttribute('data-mime-type') && o.querySelector('.jupyter-widgets') === null)
+                          .map((o) => o.textContent.trim().slice(0, 300)),
                 widgetErrors: outs.map((o) => o.textContent)
                                   .filter((t) => /Error displaying widget|Error rendering output item/.test(t))
                                   .map((t) => t.slice(0, 300)),
@@ -664,7 +664,8 @@ def move_app_control(page, app, index: int, shot: Path | None = None) -> AppMove
                                  f"but the caption still reads {new_caption!r}")
         if outcome == "no answer" and last:
             break
-    raise AssertionError(f"app #{index}: no control changed the app's image and caption. Tried:\n    "
+    raise AssertionError(f"app #{index}: no control changed the app's image and caption (an exception in the app's "
+                         "callback leaves the figure stale; JupyterLab shows it in the log console). Tried:\n    "
                          + "\n    ".join(tried) + f"\n  caption: {caption.text_content().strip()!r}")
 
 
@@ -710,17 +711,22 @@ def notebook_problems(saved: dict, dom_cells: list[dict], allowed: set[int]) -> 
         counts.append(cell.get("execution_count"))
         if i in allowed:
             continue
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "error":
-                problems.append(f"{label} raised {out.get('ename')}: {out.get('evalue')}")
-        for text in dom["stderr"]:
+        errors = [out for out in cell.get("outputs", []) if out.get("output_type") == "error"]
+        for out in errors:
+            problems.append(f"{label} raised {out.get('ename')}: {out.get('evalue')}")
+        for text in dom["stderr"] if not errors else []:  # an error the saved file does not have
             if ERROR_TEXT.search(text):
                 problems.append(f"{label} shows an error in the page: {text.strip()[:300]!r}")
         for text in dom["widgetErrors"]:
             problems.append(f"{label} shows a broken widget: {text.strip()!r}")
-        shows_widget = any(WIDGET_MIME in out.get("data", {}) for out in cell.get("outputs", []))
-        if shows_widget and dom["widgets"] == 0:
-            problems.append(f"{label} has a widget output that the page did not render as a widget")
+        expected = sum(WIDGET_MIME in out.get("data", {}) for out in cell.get("outputs", []))
+        if dom["widgets"] < expected:
+            shown = [t for t in dom["bare"] if t]
+            if shown:
+                problems.append(f"{label} shows {shown[0]!r} instead of its widget (the widget did not render)")
+            else:
+                problems.append(f"{label}: its widget is gone from the page after Run All (a later cell closed it, "
+                                f"e.g. app.close()), so a student who runs all cells sees no app there")
     if counts != list(range(1, len(counts) + 1)):
         problems.append(f"execution counts are {counts}, not 1..{len(counts)} in order")
     return problems

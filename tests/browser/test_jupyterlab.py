@@ -17,6 +17,8 @@ import pytest
 
 import pe_browser as pb
 
+pytestmark = pytest.mark.browser
+
 NOTEBOOKS = pb.notebook_paths()
 
 
@@ -36,23 +38,32 @@ def test_there_are_notebooks_to_check() -> None:
     assert NOTEBOOKS, f"no notebooks found in {pb.NOTEBOOKS}"
 
 
+def _timing_line(name: str, opened: float, ran: float, moves: list[pb.AppMove]) -> str:
+    line = f"JupyterLab {name}: open {opened:.1f} s, run all {ran:.1f} s, {len(moves)} app(s) moved"
+    for m in moves:
+        skipped = f", after {len(m.tried) - 1} control(s) without effect" if len(m.tried) > 1 else ""
+        line += f" [{m.control} {m.old_value}->{m.new_value} in {m.seconds:.2f} s{skipped}]"
+    return line
+
+
 @pytest.mark.parametrize("name", [p.name for p in NOTEBOOKS])
 def test_notebook_runs_and_its_apps_respond_in_jupyterlab(name: str, lab_server: pb.Server, lab_page: object) -> None:
     page = lab_page
     stem = name.removesuffix(".ipynb")
     copy = lab_server.root / name
     allowed = pb.raises_exception_cells(copy)
+    pb.SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
+    opened = ran = 0.0
+    moves: list[pb.AppMove] = []
+    problems: list[str] = []
     try:
         pb.open_notebook(page, lab_server, name)
         opened = time.monotonic() - t0
         ran = pb.run_all(page)
         saved = pb.save_notebook(page, copy)
-        problems = pb.notebook_problems(saved, pb.cell_states(page), allowed)
-        pb.SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        problems += pb.notebook_problems(saved, pb.cell_states(page), allowed)
         page.screenshot(path=str(pb.SCREENSHOTS / f"lab-{stem}.png"))
-
-        moves = []
         apps = list(pb.iter_apps(page, pb.ACTIVE_NOTEBOOK))
         if pb.imports_apps(saved) and not apps:
             problems.append("the notebook imports pe_helpers.apps but after Run All the page shows no slider app "
@@ -67,9 +78,5 @@ def test_notebook_runs_and_its_apps_respond_in_jupyterlab(name: str, lab_server:
         raise
     finally:
         pb.close_notebook(page, lab_server)  # its kernel goes too: the CPU is free for the next notebook
-    pb.TIMINGS.append((f"JupyterLab {name}: open {opened:.1f} s, run all {ran:.1f} s, {len(moves)} app(s) moved"
-                       + "".join(f" [{m.control} {m.old_value}->{m.new_value} in {m.seconds:.2f} s"
-                                 + (f", after {len(m.tried) - 1} control(s) without effect" if len(m.tried) > 1 else "")
-                                 + "]" for m in moves),
-                       time.monotonic() - t0))
+        pb.TIMINGS.append((_timing_line(name, opened, ran, moves), time.monotonic() - t0))
     assert not problems, f"{name} in JupyterLab:\n  " + "\n  ".join(problems)

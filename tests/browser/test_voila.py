@@ -8,10 +8,27 @@ the keyboard redraws the figure and its caption (polling waits, no sleeps).
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
+import subprocess
 import time
+from pathlib import Path
+
+import pytest
 
 import pe_browser as pb
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_present_mode_names_the_notebooks_when_the_number_matches_none(tmp_path: Path) -> None:
+    (tmp_path / "03_something.ipynb").write_text("{}")
+    cmd = pb.present_command(tmp_path / "99_missing.ipynb", port=pb.free_port(), token="unused")
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode != 0
+    assert "NB='99' matches no" in result.stderr and "03_something.ipynb" in result.stderr, result.stderr
 
 
 def test_present_mode_refuses_visitors_without_the_token(voila_server: pb.Server) -> None:
@@ -40,7 +57,9 @@ def test_present_mode_shows_apps_without_code_and_a_slider_moves_the_figure(voil
     assert code_inputs.count() == 0, f"{code_inputs.count()} code inputs visible in present mode"
     body = page.locator("body").inner_text()
     assert "Traceback" not in body, body[:2000]
-    assert "from pe_helpers" not in body, "a code cell's source is visible in present mode"
+    first_code = next(c for c in json.loads(notebook.read_text())["cells"] if c["cell_type"] == "code")
+    first_line = "".join(first_code["source"]).strip().splitlines()[0]  # "%matplotlib inline" by convention
+    assert first_line not in body, f"the first code cell's source ({first_line!r}) is visible in present mode"
     pb.SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(pb.SCREENSHOTS / f"voila-{stem}.png"))
     apps = list(pb.iter_apps(page))
