@@ -9,6 +9,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PORT   ?= 8888
+LAB_DIR ?= notebooks
 # Root (containers, CI) must opt in to running Jupyter; a normal user needs nothing.
 ALLOW_ROOT := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
@@ -33,7 +34,7 @@ $(STAMP): requirements.lock pyproject.toml | $(BIN)/python
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) \
-		--ServerApp.root_dir=notebooks --LabApp.news_url=None $(ALLOW_ROOT)
+		--ServerApp.root_dir=$(LAB_DIR) --LabApp.news_url=None $(ALLOW_ROOT)
 
 # Present mode for a lecture: one notebook's figures and sliders in Voila, code cells hidden.
 #   make present NB=03     serves notebooks/03_*.ipynb on http://127.0.0.1:8866/?token=...

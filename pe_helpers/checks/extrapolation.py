@@ -72,7 +72,7 @@ def check_copy_loss_mask(fn: Callable[[Tensor, int], object], *, quiet: bool = F
     ``lengths`` is a 1-D long tensor of copy lengths ``n_b``; the answer must have shape
     ``[len(lengths), total_len]`` and be boolean (or 0/1).
     """
-    ex = "Exercise: copy-task loss mask"
+    ex = "Exercise 5.2: copy-task loss mask"
     try:
         for lengths_list, total_len in _MASK_CASES:
             lengths = torch.tensor(lengths_list)
@@ -143,7 +143,7 @@ def check_extrapolation_prediction(fn: Callable[[], object], *, results: LabResu
     accuracy counts as right. The measured numbers come from ``results``, else the latest
     :func:`~pe_helpers.lab.run_lab` in this kernel, else the committed reference run.
     """
-    ex = "Exercise: predict the curve"
+    ex = "Exercise 5.1: predict the curve"
     results = results or latest_results() or reference_results()
     n = 2 * results.train_len
     try:
