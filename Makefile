@@ -14,7 +14,7 @@ LAB_DIR ?= notebooks
 ALLOW_ROOT := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
 
-.PHONY: lab present test test-fast notebooks student lock clean help
+.PHONY: lab present test notebooks student lock clean help
 
 help:
 	@echo "make lab    - set up (first time) and open JupyterLab on notebooks/"
