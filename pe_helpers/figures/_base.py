@@ -12,8 +12,10 @@ pyplot's figure list.
 
 from __future__ import annotations
 
+import functools
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -21,6 +23,8 @@ from matplotlib.figure import Figure
 from PIL import Image as PILImage
 
 __all__ = [
+    "single_thread",
+    "one_thread",
     "OKABE_ITO",
     "DIVERGING",
     "SEQUENTIAL",
@@ -149,3 +153,31 @@ def label(ax: Axes, title: str, xlabel: str, ylabel: str) -> None:
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
+
+
+@contextmanager
+def single_thread() -> Iterator[None]:
+    """Run torch on one thread inside the block (the previous count is restored after).
+
+    An app's tensors are small, so waking torch's thread pool costs more than it saves, and
+    on a busy 2-core machine each parallel op can stall for milliseconds.
+    """
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def one_thread(update: Callable[..., str]) -> Callable[..., str]:
+    """Decorator: run a figure's ``update`` inside :func:`single_thread`, so slider moves stay fast and steady."""
+
+    @functools.wraps(update)
+    def wrapped(**params: object) -> str:
+        with single_thread():
+            return update(**params)
+
+    return wrapped

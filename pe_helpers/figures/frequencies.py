@@ -8,10 +8,8 @@ r"""Figures for notebook 03: the sinusoidal table, its frequencies, its two layo
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 
 import torch
 from matplotlib.axes import Axes
@@ -23,13 +21,12 @@ from .._validate import check_base, check_choice, check_dim, check_int
 from ..encodings import inverse_frequencies, sinusoidal, wavelengths
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from ._base import DIVERGING, OKABE_ITO, CachedFigure, Updater, freeze_layout, label
+from ._base import DIVERGING, OKABE_ITO, CachedFigure, Updater, freeze_layout, label, one_thread
 
 __all__ = [
     "CHANNELS",
     "settle_layout",
     "new_blit_figure",
-    "one_thread",
     "heatmap_values",
     "build_frequency_heatmap",
     "draw_frequencies",
@@ -65,32 +62,6 @@ def settle_layout(fig: Figure) -> None:
             axis.set_label_coords(x, y)
         if ax.get_title():
             ax.set_title(ax.get_title(), y=ax.title.get_position()[1])
-
-
-@contextmanager
-def _single_thread() -> Iterator[None]:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-
-
-def one_thread(update: Callable[..., str]) -> Callable[..., str]:
-    """Run a figure's ``update`` with torch on one thread (restored afterwards).
-
-    An app's tensors are small (at most a few hundred thousand entries), so waking torch's
-    thread pool costs more than it saves, and on a machine whose other core is busy each
-    parallel op can stall for milliseconds. One thread keeps slider moves fast and steady.
-    """
-
-    @functools.wraps(update)
-    def wrapped(**params: object) -> str:
-        with _single_thread():
-            return update(**params)
-
-    return wrapped
 
 
 def heatmap_values(seq_len: int, d: int, base: float, channel: str) -> torch.Tensor:

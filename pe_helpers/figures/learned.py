@@ -20,7 +20,7 @@ from .._validate import check_choice, check_int
 from ..encodings import LearnedPositionalEmbedding
 from ..toy import OrderTaskResult, row_cosine_similarity, train_running_max
 from ._base import DIVERGING, OKABE_ITO, Updater, new_cached_figure, new_figure
-from .order import one_thread
+from ._base import single_thread
 
 __all__ = ["TABLES", "app_tables", "build_position_row_figure", "plot_similarity_heatmaps", "plot_qkv_change"]
 
@@ -109,7 +109,7 @@ def build_position_row_figure(
         i = check_int("position", position, minimum=0)
         if i >= rows:
             raise ValueError(f"position must be in 0..{rows - 1}, got {i}.")
-        with one_thread():
+        with single_thread():
             sim = sims[table]
             row = tables[table][i] / scale[table]
             image.set_data(sim.numpy())

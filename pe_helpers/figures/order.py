@@ -13,8 +13,7 @@ Figures use pinyin for Chinese tokens: the default font has no Chinese glyphs.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 
 import torch
 from matplotlib.axes import Axes
@@ -24,26 +23,11 @@ from .._validate import check_choice, check_int
 from ..attention import SelfAttention
 from ..encodings import LearnedPositionalEmbedding
 from ..toy import APP_SENTENCE, ORDERS, named_order, permutation_view, token_vectors, tokens
-from ._base import DIVERGING, Updater, new_cached_figure, new_figure, symmetric_limits
+from ._base import DIVERGING, Updater, new_cached_figure, new_figure, single_thread, symmetric_limits
 
-__all__ = ["build_permutation_figure", "plot_sentence_pairs", "random_positions", "one_thread"]
+__all__ = ["build_permutation_figure", "plot_sentence_pairs", "random_positions"]
 
 _TICK = 8
-
-
-@contextmanager
-def one_thread() -> Iterator[None]:
-    """Run torch on one thread inside the block (restored after).
-
-    An app's tensors are tiny: waking torch's thread pool costs more than it saves, and on a
-    busy 2-core machine each parallel op can stall for milliseconds.
-    """
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 def random_positions(n: int, dim: int, *, seed: int = 1, std: float = 0.5) -> torch.Tensor:
@@ -116,7 +100,7 @@ def build_permutation_figure(
     x = token_vectors(toks, dim)
     head = SelfAttention(dim, seed=head_seed)
     table = random_positions(n, dim)
-    with one_thread():
+    with single_thread():
         score_lim, out_lim = _color_limits(x, toks, head, table, sorted({*seeds, seed}))
 
     fig = new_cached_figure(8.0, 3.6)
@@ -154,7 +138,7 @@ def build_permutation_figure(
         order = check_choice("order", order, ORDERS)
         seed = check_int("seed", seed, minimum=0)
         perm = named_order(order, toks, seed=seed)
-        with one_thread():
+        with single_thread():
             view = permutation_view(x, toks, perm, head, table if positions else None)
         im_s.set_data(view.scores.numpy())
         im_p.set_data(view.permuted_scores.numpy())

@@ -20,7 +20,8 @@ from .._validate import check_base, check_dim, check_int
 from ..encodings import inverse_frequencies
 from ..rope import additive_scores, angles_in_dtype, demo_query_key, rope_scores, shifted_scores
 from ._base import DIVERGING, OKABE_ITO, Updater, label, symmetric_limits
-from .frequencies import new_blit_figure, one_thread, settle_layout
+from ._base import one_thread
+from .frequencies import new_blit_figure, settle_layout
 
 __all__ = ["build_rope_pair", "pair_vectors", "draw_score_matrices", "draw_angle_error"]
 

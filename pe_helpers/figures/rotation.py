@@ -20,7 +20,8 @@ from .._validate import check_base, check_dim, check_int, check_layout, check_re
 from ..encodings import inverse_frequencies, shift_matrix, sinusoidal
 from ..properties import first_rise, pe_dot_product, phasor
 from ._base import DIVERGING, OKABE_ITO, Updater, label
-from .frequencies import new_blit_figure, one_thread, settle_layout
+from ._base import one_thread
+from .frequencies import new_blit_figure, settle_layout
 
 __all__ = ["pair_block", "build_phasor", "build_dot_product", "draw_shift_matrix", "draw_dot_products",
            "measured_dot_products"]
