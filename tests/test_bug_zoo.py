@@ -111,3 +111,21 @@ def test_each_bug_is_rejected_and_named(capsys) -> None:
 
 def test_not_implemented_reads_friendly() -> None:
     assert "not implemented yet" in check_sinusoidal(not_done, quiet=True).message
+
+
+def test_expect_error_shows_and_checks(capsys) -> None:
+    import pytest
+
+    from pe_helpers import LearnedPositionalEmbedding, PositionOutOfRangeError
+    from pe_helpers.checks import expect_error
+
+    with expect_error(PositionOutOfRangeError, match="max_len=4") as caught:
+        LearnedPositionalEmbedding(4, 2)(torch.zeros(5, 2))
+    assert isinstance(caught.error, IndexError)
+    assert capsys.readouterr().out.startswith("PositionOutOfRangeError: a sequence of length 5")
+    with pytest.raises(AssertionError, match="without raising"):
+        with expect_error(ValueError):
+            pass
+    with pytest.raises(TypeError):  # a different error is not swallowed
+        with expect_error(ValueError):
+            raise TypeError("other")

@@ -5,7 +5,7 @@ reference, and explains the mismatch in plain words, naming common mistakes. It 
 truthy :class:`CheckResult` on success and never shows the student a raw stack trace.
 """
 
-from ._base import CheckResult  # noqa: F401
+from ._base import CheckResult, expect_error  # noqa: F401
 from .sinusoidal import *  # noqa: F401,F403
 from .frequencies import *  # noqa: F401,F403  (notebook 03)
 from .rotation import *  # noqa: F401,F403  (notebook 04)

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["CheckResult", "StudentError", "call_student", "as_tensor_output", "passed", "failed"]
+__all__ = ["CheckResult", "StudentError", "expect_error", "call_student", "as_tensor_output", "passed", "failed"]
 
 
 @dataclass(frozen=True)
@@ -89,3 +89,32 @@ def as_tensor_output(exercise: str, value: Any, what: str) -> torch.Tensor:
             CheckResult(exercise, False, f"{what} should return a tensor, got {type(value).__name__}.", "not-a-tensor")
         ) from None
     return t.detach().to(torch.float64)
+
+
+class expect_error:  # noqa: N801 - used as a context manager, reads like a sentence
+    """``with expect_error(PositionOutOfRangeError): table(x_too_long)``: show an error the lesson wants to see.
+
+    The block must raise ``exc_type`` (otherwise ``AssertionError``: the claim "this fails" is
+    checked, not only shown). The error is printed as Python would name it,
+    ``PositionOutOfRangeError: <message>``, without a traceback, and the notebook goes on.
+    """
+
+    def __init__(self, exc_type: type[BaseException], match: str | None = None) -> None:
+        self.exc_type = exc_type
+        self.match = match
+        self.error: BaseException | None = None
+
+    def __enter__(self) -> "expect_error":
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: object) -> bool:
+        name = self.exc_type.__name__
+        if error is None:
+            raise AssertionError(f"expected {name}, but the block ran without raising it")
+        if not isinstance(error, self.exc_type):
+            return False  # another error: let it surface unchanged
+        if self.match is not None and self.match not in str(error):
+            raise AssertionError(f"{name} was raised, but its message does not mention {self.match!r}: {error}")
+        self.error = error
+        print(f"{type(error).__name__}: {error}")
+        return True
