@@ -61,9 +61,10 @@ present: $(STAMP)
 test: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m pytest tests notebooks $(NBVAL) -q
 
-# Re-execute every notebook in place (after changing one), so its stored outputs are fresh.
+# Rebuild every notebook from its text source (notebooks/NN_*.py, jupytext percent format) and
+# execute it, so the committed .ipynb and its stored outputs match the source. NB=03 rebuilds one.
 notebooks: $(STAMP)
-	MPLBACKEND=Agg $(BIN)/jupyter nbconvert --to notebook --execute --inplace notebooks/*.ipynb
+	MPLBACKEND=Agg $(BIN)/python -m pe_helpers.editions build --execute $(if $(NB),--only $(NB))
 
 # The student edition: every notebook with its exercise solutions replaced by stubs, outputs cleared.
 student: $(STAMP)

@@ -8,7 +8,7 @@ Usage (from the repository root)::
 For each trained encoding (``learned-extended`` reuses the ``learned`` model), one after the
 other in this process: the training wall time, steps per second, and the evaluation time
 (accuracy at every copy length 1..4L). Then the whole lab as notebook 05 runs it
-(:func:`pe_helpers.lab.run_lab`, all five encodings, models trained side by side in threads),
+(:func:`pe_helpers.extrapolation.run_lab`, all five encodings, models trained side by side in threads),
 and its total. The first training of a process pays one-off warm-up costs (first kernel
 calls); a warm-up run of 20 steps is done first and not counted.
 
@@ -24,7 +24,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from pe_helpers import lab  # noqa: E402
+from pe_helpers import extrapolation as lab  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

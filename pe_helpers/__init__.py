@@ -1,10 +1,20 @@
 """pe_helpers: the package behind the pe-notebooks on absolute positional encoding.
 
-Compute (pure tensors): :mod:`.encodings`, :mod:`.attention`, :mod:`.permutation`,
-:mod:`.toy` (example sentences, the toy order task), :mod:`.properties` (dot products, precision),
-:mod:`.rope`, :mod:`.lab` (the extrapolation experiment).
-Draw (matplotlib): :mod:`.figures`. Interact (ipywidgets): :mod:`.apps`.
-Exercise checkers: :mod:`.checks`. Student edition: :mod:`.student`.
+One concept name per notebook, the same word in every layer (CONTRIBUTING.md has the grid):
+
+=====  ===============  ==========================  ======================  ====================
+ nb     compute          draw                        interact                exercises
+=====  ===============  ==========================  ======================  ====================
+ 01     :mod:`.order`     :mod:`.figures.order`        :mod:`.apps.order`        :mod:`.checks.order`
+ 02     :mod:`.learned`   :mod:`.figures.learned`      :mod:`.apps.learned`      :mod:`.checks.learned`
+ 03     :mod:`.frequencies`  :mod:`.figures.frequencies`  :mod:`.apps.frequencies`  :mod:`.checks.frequencies`
+ 04     :mod:`.rotation`  :mod:`.figures.rotation`     :mod:`.apps.rotation`     :mod:`.checks.rotation`
+ 05     :mod:`.extrapolation`  :mod:`.figures.extrapolation`  :mod:`.apps.extrapolation`  :mod:`.checks.extrapolation`
+ 06     :mod:`.rope`, :mod:`.comparison`  :mod:`.figures.rope`  :mod:`.apps.rope`  :mod:`.checks.rope`
+=====  ===============  ==========================  ======================  ====================
+
+The core below them all: :mod:`.encodings`, :mod:`.attention`, :mod:`.permutation`.
+The command line of the lab: :mod:`.cli`. Student edition: :mod:`.student`.
 """
 
 from .attention import SelfAttention, attention_scores, causal_mask, scaled_dot_product_attention

@@ -105,3 +105,16 @@ def check_last_dim(name: str, x: torch.Tensor, dim: int) -> None:
         raise ValueError(
             f"{name} must have last dimension {dim} (the model dimension), got shape {tuple(x.shape)}."
         )
+
+
+def as_real_tensor(name: str, value: object) -> Tensor:
+    try:
+        t = torch.as_tensor(value)
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(f"{name} must be a number or a tensor of numbers, got {value!r}.") from None
+    if t.dtype == torch.bool or t.is_complex():
+        raise TypeError(f"{name} must be real numbers, got dtype {t.dtype}.")
+    t = t.to(torch.float64)
+    if not torch.isfinite(t).all():
+        raise ValueError(f"{name} must be finite, got {value!r}.")
+    return t

@@ -43,6 +43,7 @@ __all__ = [
     "SinusoidalPositionalEncoding",
     "rope_angles",
     "apply_rope",
+    "rotate_pairs",
 ]
 
 
@@ -318,15 +319,24 @@ def apply_rope(
             f"broadcastable to {tuple(x.shape[:-1])}."
         ) from None
     work = torch.float64 if x.dtype == torch.float64 else torch.float32
-    cos, sin = torch.cos(theta).to(work), torch.sin(theta).to(work)
-    xw = x.to(work)
+    return rotate_pairs(x.to(work), theta.to(work), layout).to(x.dtype)
+
+
+def rotate_pairs(x: Tensor, theta: Tensor, layout: str = "interleaved") -> Tensor:
+    r"""Turn every pair of ``x``'s last dimension by the angles ``theta`` (``[..., d/2]``): RoPE's one rotation.
+
+    .. math::
+        (a, b) \mapsto (a\cos\theta - b\sin\theta,\; a\sin\theta + b\cos\theta)
+
+    Pairs are dims ``(2i, 2i+1)`` for ``layout="interleaved"`` and ``(i, i + d/2)`` for ``"half"``.
+    This is the single home of RoPE's sign convention: :func:`apply_rope`, :mod:`pe_helpers.rope`,
+    the figures, the checkers and the extrapolation lab all turn pairs through it. Computed in
+    the common dtype of ``x`` and ``theta`` (no validation: callers check their arguments).
+    """
+    dim = x.shape[-1]
+    cos, sin = torch.cos(theta), torch.sin(theta)
     if layout == "interleaved":
-        a, b = xw[..., 0::2], xw[..., 1::2]
-    else:
-        a, b = xw[..., : dim // 2], xw[..., dim // 2 :]
-    ra, rb = a * cos - b * sin, a * sin + b * cos
-    if layout == "interleaved":
-        out = torch.stack([ra, rb], dim=-1).flatten(-2)
-    else:
-        out = torch.cat([ra, rb], dim=-1)
-    return out.to(x.dtype)
+        a, b = x[..., 0::2], x[..., 1::2]
+        return torch.stack([a * cos - b * sin, a * sin + b * cos], dim=-1).flatten(-2)
+    a, b = x[..., : dim // 2], x[..., dim // 2 :]
+    return torch.cat([a * cos - b * sin, a * sin + b * cos], dim=-1)

@@ -8,7 +8,7 @@ import pytest
 import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from pe_helpers import lab
+from pe_helpers import extrapolation as lab
 from pe_helpers.apps import APPS, extrapolation_app
 from pe_helpers.apps import extrapolation as extrapolation_module
 from pe_helpers.figures.extrapolation import PartialRedrawCanvas

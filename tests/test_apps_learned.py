@@ -9,7 +9,7 @@ import torch
 from pe_helpers import LearnedPositionalEmbedding
 from pe_helpers.apps import learned_position_app
 from pe_helpers.figures.learned import TABLES, app_tables
-from pe_helpers.toy import accuracy_by_position, row_cosine_similarity, running_max_batch, train_running_max
+from pe_helpers.learned import accuracy_by_position, row_cosine_similarity, running_max_batch, train_running_max
 
 # --- compute ------------------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Notebook 01's compute (pe_helpers.toy sentences and orders) and its permutation app, headless."""
+"""Notebook 01's compute (pe_helpers.order sentences and orders) and its permutation app, headless."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from PIL import Image
 from pe_helpers import SelfAttention, attention_scores, permutation_matrix
 from pe_helpers.apps import permutation_app
 from pe_helpers.figures.order import random_positions
-from pe_helpers.toy import (
+from pe_helpers.order import (
     APP_SENTENCE,
     EN_PAIR,
     ORDERS,

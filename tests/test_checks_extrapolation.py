@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from pe_helpers import lab
+from pe_helpers import extrapolation as lab
 from pe_helpers.checks import (
     COPY_MASK_MISTAKES,
     PREDICTION_MISTAKES,

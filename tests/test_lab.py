@@ -1,4 +1,4 @@
-"""The extrapolation lab (pe_helpers.lab): task generator, model, optimiser, determinism, the error past L,
+"""The extrapolation lab (pe_helpers.extrapolation): task generator, model, optimiser, determinism, the error past L,
 the results API, the committed reference run and the command line.
 
 Trainings here are tiny (train_len 3..4, tens of steps) except one: a fresh default-settings run of
@@ -15,8 +15,9 @@ import torch
 from torch.nn import functional as F
 
 from pe_helpers import PositionOutOfRangeError
-from pe_helpers import lab
-from pe_helpers.lab import training
+from pe_helpers import cli
+from pe_helpers import extrapolation as lab
+from pe_helpers.extrapolation import training
 
 @pytest.fixture(scope="module")
 def tiny() -> lab.LabResults:
@@ -304,7 +305,7 @@ def test_a_fresh_run_matches_the_reference() -> None:
 
 def test_cli_smoke(tmp_path, capsys) -> None:
     out, js = tmp_path / "fig" / "lab.png", tmp_path / "lab.json"
-    code = lab.main(["--encodings", "none,learned,sinusoidal,rope", "--train-len", "3", "--test-len", "9",
+    code = cli.main(["--encodings", "none,learned,sinusoidal,rope", "--train-len", "3", "--test-len", "9",
                      "--steps", "20", "--warmup", "2", "--d-model", "16", "--progress", "none",
                      "--out", str(out), "--save-json", str(js)])
     assert code == 0
@@ -327,6 +328,6 @@ def test_cli_smoke(tmp_path, capsys) -> None:
 ])
 def test_cli_rejects_bad_arguments_clearly(argv, words, capsys) -> None:
     with pytest.raises(SystemExit) as exit_info:
-        lab.main(argv)
+        cli.main(argv)
     assert exit_info.value.code == 2
     assert words.lower() in capsys.readouterr().err.lower()

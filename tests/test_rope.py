@@ -9,27 +9,29 @@ import torch
 
 from pe_helpers import apply_rope, inverse_frequencies, shift_matrix, sinusoidal
 from pe_helpers.encodings import rope_angles
-from pe_helpers.lab import LabResults, TrainConfig
-from pe_helpers.rope import (
+from pe_helpers.extrapolation import LabResults, TrainConfig
+from pe_helpers.comparison import (
     SCHEMES,
     ComparisonRow,
     LabOutcome,
-    additive_scores,
-    angles_in_dtype,
     comparison_table,
-    demo_query_key,
     extrapolation_verdict,
     format_comparison_table,
-    interleaved_to_half_permutation,
     lab_outcome,
-    pair_swap_permutation,
     position_probe,
+    score_position_dependence,
+    value_carries_position,
+)
+from pe_helpers.rope import (
+    additive_scores,
+    angles_in_dtype,
+    demo_query_key,
+    interleaved_to_half_permutation,
+    pair_swap_permutation,
     rope_matrix,
     rope_rotate,
     rope_scores,
-    score_position_dependence,
     shifted_scores,
-    value_carries_position,
 )
 
 D = 16
@@ -217,7 +219,7 @@ def test_comparison_table_rejects_incomplete_results() -> None:
 
 
 def test_comparison_table_on_the_committed_reference() -> None:
-    from pe_helpers import lab
+    from pe_helpers import extrapolation as lab
 
     try:
         results = lab.reference_results()

@@ -1,11 +1,11 @@
-"""The extrapolation app (notebook 05): slide the copy length from 1 to 4L and watch the copy head.
+"""Notebook 05, "Limits and extrapolation", app: slide the copy length from 1 to 4L and watch the copy head.
 
 ``extrapolation_app(results=lab_results)`` uses models that are already trained (a
-:class:`~pe_helpers.lab.LabResults` from :func:`~pe_helpers.lab.run_lab`); moving the slider never
+:class:`~pe_helpers.extrapolation.LabResults` from :func:`~pe_helpers.extrapolation.run_lab`); moving the slider never
 retrains. The attention map of each (encoding, length) is computed once, on first view, by one
 forward pass of the example sequence (about a millisecond), then cached in ``results``.
 
-With no ``results`` the factory uses, in this order: the latest :func:`~pe_helpers.lab.run_lab`
+With no ``results`` the factory uses, in this order: the latest :func:`~pe_helpers.extrapolation.run_lab`
 of this Python process, else :func:`quick_results`, a small set of models (``train_len=8``,
 :data:`QUICK_SETTINGS`) trained once per process in a few seconds and cached. That is what
 ``extrapolation_app()`` with no arguments (the app benchmark, the generic app tests) gets.
@@ -18,7 +18,7 @@ import functools
 import ipywidgets as widgets
 
 from ..figures.extrapolation import build_extrapolation
-from ..lab.results import LabResults, latest_results, run_lab
+from ..extrapolation.results import LabResults, latest_results, run_lab
 from ._base import App
 
 __all__ = ["extrapolation_app"]
@@ -49,10 +49,10 @@ def extrapolation_app(*, results: LabResults | None = None, encoding: str = "sin
     """
     results = _default_results() if results is None else results
     if not isinstance(results, LabResults):
-        raise TypeError(f"results must be a LabResults from pe_helpers.lab.run_lab, got {type(results).__name__}.")
+        raise TypeError(f"results must be a LabResults from pe_helpers.extrapolation.run_lab, got {type(results).__name__}.")
     if not results.models:
         raise ValueError("results carry no trained models (loaded from JSON?): pass the LabResults returned "
-                         "by pe_helpers.lab.run_lab(...).")
+                         "by pe_helpers.extrapolation.run_lab(...).")
     if encoding not in results.encodings:
         raise ValueError(f"encoding must be one of {', '.join(results.encodings)}, got {encoding!r}.")
     length = results.train_len if length is None else length

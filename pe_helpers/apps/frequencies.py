@@ -1,10 +1,11 @@
-"""Apps for notebook 03: the sinusoidal heatmap over seq_len, d and base."""
+"""Notebook 03, "Sinusoidal frequencies", apps: the sinusoidal heatmap over seq_len, d and base."""
 
 from __future__ import annotations
 
 import ipywidgets as widgets
 
-from ..figures.frequencies import CHANNELS, build_frequency_heatmap
+from ..figures.frequencies import build_frequency_heatmap
+from ..frequencies import CHANNELS
 from ._base import App
 
 __all__ = ["frequency_heatmap_app"]

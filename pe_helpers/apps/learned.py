@@ -1,4 +1,4 @@
-"""Apps for notebook 02: slide the position i and see the learned row p_i and its similarity to every other row."""
+"""Notebook 02, "Learned position vectors", apps: slide the position i and see the learned row p_i and its similarity to every other row."""
 
 from __future__ import annotations
 

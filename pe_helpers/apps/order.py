@@ -1,4 +1,4 @@
-"""Apps for notebook 01: reorder a sentence and watch the score matrix and the outputs move with it."""
+"""Notebook 01, "Attention is blind to order", apps: reorder a sentence and watch the score matrix and the outputs move with it."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import ipywidgets as widgets
 
 from .._validate import check_choice, check_int
 from ..figures.order import build_permutation_figure
-from ..toy import APP_SENTENCE, ORDERS
+from ..order import APP_SENTENCE, ORDERS
 from ._base import App
 
 __all__ = ["permutation_app"]

@@ -1,4 +1,4 @@
-"""Apps for notebook 06: RoPE rotates q and k, and their dot product keeps only the offset m - n."""
+"""Notebook 06, "Toward RoPE", apps: RoPE rotates q and k, and their dot product keeps only the offset m - n."""
 
 from __future__ import annotations
 

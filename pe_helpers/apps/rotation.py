@@ -1,4 +1,4 @@
-"""Apps for notebook 04: the phasor of one pair, and the dot product PE(p)·PE(p+k) against k."""
+"""Notebook 04, "The rotation identity", apps: the phasor of one pair, and the dot product PE(p)·PE(p+k) against k."""
 
 from __future__ import annotations
 

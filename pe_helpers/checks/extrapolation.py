@@ -1,4 +1,4 @@
-r"""Checkers for notebook 05: the copy task's loss mask, and a prediction of the extrapolation curve.
+r"""Notebook 05, "Limits and extrapolation", checkers: the copy task's loss mask, and a prediction of the extrapolation curve.
 
 * :func:`check_copy_loss_mask`: ``fn(lengths, total_len) -> bool[B, total_len]`` must be True
   exactly at the positions whose *target* is a copied token, :math:`n \le t \le 2n-1`
@@ -14,8 +14,8 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from ..lab.results import LabResults, latest_results, reference_results
-from ..lab.task import copy_loss_mask
+from ..extrapolation.results import LabResults, latest_results, reference_results
+from ..extrapolation.task import copy_loss_mask
 from ._base import CheckResult, StudentError, call_student, failed, passed
 
 __all__ = ["check_copy_loss_mask", "check_extrapolation_prediction", "COPY_MASK_MISTAKES",
@@ -141,7 +141,7 @@ def check_extrapolation_prediction(fn: Callable[[], object], *, results: LabResu
     Encodings ``none``, ``learned``, ``sinusoidal`` and ``rope`` must be predicted; use ``None`` for a
     model that cannot run at 2L. A number within :data:`PREDICTION_TOLERANCE` of the measured
     accuracy counts as right. The measured numbers come from ``results``, else the latest
-    :func:`~pe_helpers.lab.run_lab` in this kernel, else the committed reference run.
+    :func:`~pe_helpers.extrapolation.run_lab` in this kernel, else the committed reference run.
     """
     ex = "Exercise 5.1: predict the curve"
     results = results or latest_results() or reference_results()

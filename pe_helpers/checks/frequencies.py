@@ -1,4 +1,4 @@
-r"""Checker for "map the concatenated layout back to the interleaved one" (notebook 03, exercise 3.2).
+r"""Notebook 03, "Sinusoidal frequencies", checkers: checker for "map the concatenated layout back to the interleaved one".
 
 The student writes ``order = fn(dim)``, a column order with
 ``sinusoidal(n, d, layout="concatenated")[:, order] == sinusoidal(n, d)`` (interleaved): column ``2i``

@@ -1,4 +1,4 @@
-r"""Checkers for notebook 02's exercises: positions before the projections, and the rows' cosine similarity.
+r"""Notebook 02, "Learned position vectors", checkers: positions before the projections, and the rows' cosine similarity.
 
 * :func:`check_positions_before_projection` (2.1): ``fn(x, table, w_q, w_k, w_v)`` must return
   :math:`Q = (X + P_{:n})W_Q,\ K = (X + P_{:n})W_K,\ V = (X + P_{:n})W_V`.
@@ -13,7 +13,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from ..toy import row_cosine_similarity
+from ..learned import row_cosine_similarity
 from ._base import CheckResult, StudentError, as_tensor_output, call_student, failed, passed
 
 __all__ = [

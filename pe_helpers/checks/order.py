@@ -1,4 +1,4 @@
-r"""Checkers for notebook 01's exercises: attention from scratch, the permuted score matrix, the permutation check.
+r"""Notebook 01, "Attention is blind to order", checkers: attention from scratch, the permuted score matrix, the permutation check.
 
 * :func:`check_attention` (1.1): ``fn(q, k, v)`` must return :math:`\text{softmax}(QK^\top/\sqrt{d_k})V`.
 * :func:`check_permuted_scores` (1.2): ``fn(scores, perm)`` must return :math:`S' = PSP^\top`, the

@@ -1,4 +1,4 @@
-r"""Checkers for notebook 06: RoPE for one pair, the score from the offset alone, attention with RoPE.
+r"""Notebook 06, "Toward RoPE", checkers: RoPE for one pair, the score from the offset alone, attention with RoPE.
 
 * Exercise 6.1, :func:`check_rope_pair`: ``fn(pair, position, omega)`` turns one pair ``(a, b)`` by
   :math:`\theta = position\cdot\omega`: :math:`(a\cos\theta - b\sin\theta,\ a\sin\theta + b\cos\theta)`;

@@ -1,4 +1,4 @@
-r"""Checkers for notebook 04: build the rotation :math:`R(k)` that moves a sinusoidal encoding by ``k``.
+r"""Notebook 04, "The rotation identity", checkers: build the rotation :math:`R(k)` that moves a sinusoidal encoding by ``k``.
 
 * Exercise 4.1, :func:`check_rotation_block`: ``fn(k, omega)`` returns the 2×2 block for one pair,
   :math:`\begin{bmatrix}\cos k\omega & \sin k\omega\\ -\sin k\omega & \cos k\omega\end{bmatrix}`, so that

@@ -1,4 +1,4 @@
-r"""Figures for notebook 05: accuracy against copy length, and the copy head's attention map.
+r"""Notebook 05, "Limits and extrapolation", figures: accuracy against copy length, and the copy head's attention map.
 
 * :func:`plot_accuracy` draws token accuracy :math:`\text{acc}(n)` against copy length ``n`` for
   every encoding, with the training lengths ``1 .. L`` shaded and ``L`` marked;
@@ -18,11 +18,11 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ..lab.model import ENCODINGS
+from ..extrapolation.model import ENCODINGS
 from ._base import OKABE_ITO, SEQUENTIAL, label, new_figure
 
 if TYPE_CHECKING:
-    from ..lab.results import LabResults
+    from ..extrapolation.results import LabResults
 
 __all__ = ["ENCODING_COLORS", "plot_accuracy", "accuracy_figure", "plot_attention_map", "attention_figure",
            "build_extrapolation", "PartialRedrawCanvas"]

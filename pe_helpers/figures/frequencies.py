@@ -1,4 +1,4 @@
-r"""Figures for notebook 03: the sinusoidal table, its frequencies, its two layouts, its precision.
+r"""Notebook 03, "Sinusoidal frequencies", figures: the sinusoidal table, its frequencies, its two layouts, its precision.
 
 * :func:`build_frequency_heatmap` (the app's figure): rows = positions, columns = pair ``i``,
   :math:`\sin(pos\,\omega_i)` (or cos, or both), limits -1..1, beside the wavelengths on a log axis;
@@ -19,15 +19,14 @@ from matplotlib.ticker import LogLocator, MaxNLocator, NullLocator
 
 from .._validate import check_base, check_choice, check_dim, check_int
 from ..encodings import inverse_frequencies, sinusoidal, wavelengths
+from ..frequencies import CHANNELS, heatmap_values
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from ._base import DIVERGING, OKABE_ITO, CachedFigure, Updater, freeze_layout, label, one_thread
 
 __all__ = [
-    "CHANNELS",
     "settle_layout",
     "new_blit_figure",
-    "heatmap_values",
     "build_frequency_heatmap",
     "draw_frequencies",
     "draw_dimension_traces",
@@ -35,8 +34,6 @@ __all__ = [
     "draw_float32_error",
 ]
 
-#: What the heatmap shows: the sin columns (2i), the cos columns (2i+1), or all d columns interleaved.
-CHANNELS = ("sin", "cos", "both")
 
 
 def new_blit_figure(width: float = 8.0, height: float = 3.6, *, dpi: int = 90) -> CachedFigure:
@@ -62,17 +59,6 @@ def settle_layout(fig: Figure) -> None:
             axis.set_label_coords(x, y)
         if ax.get_title():
             ax.set_title(ax.get_title(), y=ax.title.get_position()[1])
-
-
-def heatmap_values(seq_len: int, d: int, base: float, channel: str) -> torch.Tensor:
-    """The array the heatmap shows: ``[seq_len, d/2]`` for "sin"/"cos", ``[seq_len, d]`` (interleaved) for "both"."""
-    channel = check_choice("channel", channel, CHANNELS)
-    pe = sinusoidal(seq_len, d, base=base)
-    if channel == "sin":
-        return pe[:, 0::2]
-    if channel == "cos":
-        return pe[:, 1::2]
-    return pe
 
 
 def _mark_frequency_sides(ax: Axes) -> None:

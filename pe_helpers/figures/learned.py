@@ -1,4 +1,4 @@
-r"""Figures for notebook 02: learned position vectors.
+r"""Notebook 02, "Learned position vectors", figures: a trained table, one row at a time, and what enlarging it gives.
 
 * :func:`build_position_row_figure` (the app's figure): one row :math:`p_i` of a learned
   table, the table's cosine-similarity heatmap with row ``i`` outlined, and
@@ -18,7 +18,7 @@ from matplotlib.patches import Rectangle
 
 from .._validate import check_choice, check_int
 from ..encodings import LearnedPositionalEmbedding
-from ..toy import OrderTaskResult, row_cosine_similarity, train_running_max
+from ..learned import OrderTaskResult, row_cosine_similarity, train_running_max
 from ._base import DIVERGING, OKABE_ITO, Updater, new_cached_figure, new_figure
 from ._base import single_thread
 
@@ -51,7 +51,7 @@ def build_position_row_figure(
 ) -> tuple[Figure, Updater]:
     r"""Row :math:`p_i`, the similarity heatmap :math:`C_{ij} = \cos(p_i, p_j)` and the curve :math:`j \mapsto C_{ij}`.
 
-    ``result`` is a trained running-maximum model (default: :func:`~pe_helpers.toy.train_running_max`
+    ``result`` is a trained running-maximum model (default: :func:`~pe_helpers.learned.train_running_max`
     with ``max_len``, cached). Rows ``max_len ..`` are added by ``.extended`` and never trained.
     Colours: ``RdBu_r`` with fixed limits -1..1. ``update(position=, table=)`` moves the
     outline and redraws the row and the curve; the rest of the figure is a cached background.

@@ -1,4 +1,4 @@
-r"""Figures for notebook 01: attention does not know order.
+r"""Notebook 01, "Attention is blind to order", figures: a reordered sentence moves the score matrix and the outputs with it.
 
 * :func:`build_permutation_figure` (the permutation app's figure): the score matrix
   :math:`S = QK^\top/\sqrt{d_k}` of a sentence, the score matrix of the reordered sentence
@@ -22,20 +22,12 @@ from matplotlib.figure import Figure
 from .._validate import check_choice, check_int
 from ..attention import SelfAttention
 from ..encodings import LearnedPositionalEmbedding
-from ..toy import APP_SENTENCE, ORDERS, named_order, permutation_view, token_vectors, tokens
+from ..order import APP_SENTENCE, ORDERS, named_order, permutation_view, random_positions, token_vectors, tokens
 from ._base import DIVERGING, Updater, new_cached_figure, new_figure, single_thread, symmetric_limits
 
 __all__ = ["build_permutation_figure", "plot_sentence_pairs", "random_positions"]
 
 _TICK = 8
-
-
-def random_positions(n: int, dim: int, *, seed: int = 1, std: float = 0.5) -> torch.Tensor:
-    r"""A table of ``n`` distinct position vectors :math:`p_0..p_{n-1}` (untrained, normal with std ``std``).
-
-    Any table whose rows differ breaks the symmetry; notebook 02 learns one, notebook 03 computes one.
-    """
-    return LearnedPositionalEmbedding(n, dim, init_std=std, seed=seed).table.detach().clone()
 
 
 def _row_labels(ax: Axes, n: int, texts: Sequence[str] = ()) -> list:

@@ -1,4 +1,4 @@
-r"""Figures for notebook 06: RoPE turns q and k, and their dot product keeps only the offset.
+r"""Notebook 06, "Toward RoPE", figures: RoPE turns q and k, and their dot product keeps only the offset.
 
 * :func:`build_rope_pair` (the app's figure): one pair of :math:`\mathcal{R}_{m+t}\,q` and
   :math:`\mathcal{R}_{n+t}\,k` in its plane, the angle between them, and the full score against the shift

@@ -1,4 +1,4 @@
-r"""Figures for notebook 04: each (sin, cos) pair as a phasor, the rotation R(k), and PE(p)·PE(p+k).
+r"""Notebook 04, "The rotation identity", figures: each (sin, cos) pair as a phasor, the rotation R(k), and PE(p)·PE(p+k).
 
 * :func:`build_phasor` (app figure): pair ``i`` at ``pos`` and ``pos + k`` on the unit circle, the angle
   :math:`k\,\omega_i` between them, and the 2×2 block of :math:`R(k)` as text;
@@ -18,7 +18,7 @@ from matplotlib.ticker import MaxNLocator
 
 from .._validate import check_base, check_dim, check_int, check_layout, check_real
 from ..encodings import inverse_frequencies, shift_matrix, sinusoidal
-from ..properties import first_rise, pe_dot_product, phasor
+from ..rotation import first_rise, pe_dot_product, phasor
 from ._base import DIVERGING, OKABE_ITO, Updater, label
 from ._base import one_thread
 from .frequencies import new_blit_figure, settle_layout
@@ -129,7 +129,7 @@ def measured_dot_products(p: int, ks: torch.Tensor, d: int, base: float = 10000.
     r""":math:`PE(p)\cdot PE(p+k)` for each ``k`` in ``ks`` (all with ``p + k >= 0``), from rows of the float64 table.
 
     Each row comes from :func:`~pe_helpers.encodings.sinusoidal` (``offset = p + k``), so the dots are an
-    independent check of the closed form :func:`~pe_helpers.properties.pe_dot_product`.
+    independent check of the closed form :func:`~pe_helpers.rotation.pe_dot_product`.
     """
     p = check_int("p", p, minimum=0)
     ks = torch.as_tensor(ks, dtype=torch.long)

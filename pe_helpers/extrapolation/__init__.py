@@ -1,4 +1,4 @@
-r"""The extrapolation lab: train short, test long, on a CPU in seconds (notebook 05).
+r"""Notebook 05, "Limits and extrapolation" (seed §4.3): the extrapolation lab, train short, test long, on a CPU.
 
 Seed section 4.3: *being able to compute an encoding for a longer position is not the same as
 a model that has learned to use it.* This package runs that experiment for real.
@@ -11,18 +11,17 @@ a model that has learned to use it.* This package runs that experiment for real.
 * :mod:`.training`: :func:`train`, :func:`accuracy`, :func:`accuracy_by_length`, the progress bar;
 * :mod:`.results`: :func:`run_lab` -> :class:`LabResults` (all encodings at once), the committed
   :func:`reference_results`;
-* :mod:`.cli`: ``python -m pe_helpers.lab`` / ``pe-lab`` (:func:`main`).
+The command line is :mod:`pe_helpers.cli` (``python -m pe_helpers.cli`` / ``pe-lab``), outside this compute package.
 
 Quick use::
 
-    from pe_helpers import lab
+    from pe_helpers import extrapolation as lab
     results = lab.run_lab()                  # ~15-30 s on two cores
     print(results.table())
     results.accuracy_at("sinusoidal", 32)    # accuracy at copy length 2L
 """
 
 from ..encodings import PositionOutOfRangeError
-from .cli import main
 from .model import ENCODINGS, TRAINED_ENCODINGS, CopyTransformer, check_encoding
 from .results import (
     DEFAULT_ENCODINGS,
@@ -78,7 +77,6 @@ __all__ = [
     "fixed_threads",
     "init_model",
     "latest_results",
-    "main",
     "pad_id",
     "parse_encodings",
     "reference_results",

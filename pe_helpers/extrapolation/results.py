@@ -13,7 +13,7 @@ is a small stable API (notebooks 05 and 06 read it):
   and ``results.attention_map(encoding, n)`` from them.
 
 :func:`reference_results` loads the committed reference run (``pe_helpers/data/lab_reference.json``,
-written by ``python -m pe_helpers.lab --save-json``) so a notebook can build a table from real
+written by ``python -m pe_helpers.cli --save-json``) so a notebook can build a table from real
 lab numbers without training.
 """
 
@@ -157,7 +157,7 @@ class LabResults:
         encoding = self._check(encoding)
         if encoding not in self.models:
             raise ValueError("these results carry no trained models (they were loaded from JSON); "
-                             "run pe_helpers.lab.run_lab(...) to train them.")
+                             "run pe_helpers.extrapolation.run_lab(...) to train them.")
         return self.models[encoding]
 
     def example(self, length: int) -> Tensor:

@@ -1,4 +1,4 @@
-r"""Toy data for notebooks 01 and 02: sentences as token vectors, named reorderings, a tiny order task.
+r"""Notebook 01, "Attention is blind to order" (seed §1.1–1.2): sentences as token vectors and their reorderings.
 
 Sentences (seed §1). 我喜欢你 / 你喜欢我 ("I like you" / "you like me") are the same four
 characters in another order. At character level each character is one token; the code
@@ -10,26 +10,18 @@ every sentence, as in a real embedding table.
 Reorderings. A permutation ``perm`` reorders rows as in :mod:`pe_helpers.permutation`:
 :math:`(PX)_i = X_{perm[i]}`. :func:`reordering` finds the ``perm`` that turns one sentence
 into another; :func:`named_order` builds the app's named orders.
-
-The order task (seed §2, notebook 02). *Running maximum* of digits:
-:math:`y_i = \max(x_0, \dots, x_i)`. The answer at slot ``i`` depends on which digits come
-*before* it, so a model without positions cannot solve it (self-attention only sees the
-multiset). :func:`train_running_max` trains a one-head model with a
-:class:`~pe_helpers.encodings.LearnedPositionalEmbedding` for a second or so on a CPU.
 """
 
 from __future__ import annotations
 
-import copy
-import functools
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
-from ._validate import check_choice, check_int, check_real
+from ._validate import check_choice, check_int
 from .attention import SelfAttention, attention_scores
 from .encodings import LearnedPositionalEmbedding
 from .permutation import as_permutation, permute_rows, random_permutation
@@ -37,7 +29,6 @@ from .permutation import as_permutation, permute_rows, random_permutation
 __all__ = [
     "ZH_PAIR",
     "EN_PAIR",
-    "PINYIN",
     "APP_SENTENCE",
     "ORDERS",
     "tokens",
@@ -47,12 +38,7 @@ __all__ = [
     "named_order",
     "PermutationView",
     "permutation_view",
-    "row_cosine_similarity",
-    "RunningMaxModel",
-    "OrderTaskResult",
-    "running_max_batch",
-    "accuracy_by_position",
-    "train_running_max",
+    "random_positions",
 ]
 
 #: 我喜欢你 / 你喜欢我 at character level, one pinyin syllable per character
@@ -60,8 +46,6 @@ __all__ = [
 ZH_PAIR = ("wo xi huan ni", "ni xi huan wo")
 #: The English companion: the same three words in another order, with another meaning.
 EN_PAIR = ("dog bites man", "man bites dog")
-#: Pinyin of the characters used above (for Markdown tables; figures use the pinyin only).
-PINYIN = {"wo": "我", "xi": "喜", "huan": "欢", "ni": "你"}
 #: The sentence of the permutation app (six distinct tokens).
 APP_SENTENCE = "dog bites man at the park"
 #: Named orders of the permutation app; "random" uses a seed.
@@ -209,137 +193,9 @@ def permutation_view(
     )
 
 
-def row_cosine_similarity(table: Tensor) -> Tensor:
-    r"""The ``L × L`` cosine similarity of a table's rows.
+def random_positions(n: int, dim: int, *, seed: int = 1, std: float = 0.5) -> torch.Tensor:
+    r"""A table of ``n`` distinct position vectors :math:`p_0..p_{n-1}` (untrained, normal with std ``std``).
 
-    .. math:: C_{ij} = \dfrac{p_i \cdot p_j}{\lVert p_i\rVert\,\lVert p_j\rVert}
+    Any table whose rows differ breaks the symmetry; notebook 02 learns one, notebook 03 computes one.
     """
-    if not isinstance(table, Tensor) or table.ndim != 2:
-        raise TypeError(f"table must be a 2-D tensor [L, d], got {type(table).__name__} "
-                        f"{tuple(table.shape) if isinstance(table, Tensor) else ''}.")
-    t = table.detach().to(torch.float64)
-    unit = t / t.norm(dim=1, keepdim=True).clamp_min(1e-12)
-    return unit @ unit.T
-
-
-# --- the order task: running maximum -----------------------------------------------------------
-
-def running_max_batch(batch: int, length: int, vocab: int = 10, *, generator: torch.Generator) -> tuple[Tensor, Tensor]:
-    r"""Random digit sequences ``x`` (``[batch, length]``, values ``0..vocab-1``) and targets.
-
-    .. math:: y_i = \max_{j \le i} x_j
-    """
-    x = torch.randint(vocab, (batch, length), generator=generator)
-    return x, torch.cummax(x, dim=1).values
-
-
-class RunningMaxModel(nn.Module):
-    r"""Embedding, optional learned positions, one self-attention head with a residual, a linear read-out.
-
-    :math:`H = E[x] + P[:n]` (or :math:`E[x]` without positions), logits :math:`= (\text{Attention}(H) + H)\,W_{out}`.
-    """
-
-    def __init__(self, *, vocab: int, dim: int, max_len: int, use_positions: bool = True, seed: int = 0) -> None:
-        super().__init__()
-        self.use_positions = use_positions
-        with torch.random.fork_rng(devices=[]):  # seeded init without touching the caller's RNG
-            torch.manual_seed(seed)
-            self.embed = nn.Embedding(vocab, dim)
-            self.readout = nn.Linear(dim, vocab)
-        self.positions = LearnedPositionalEmbedding(max_len, dim, seed=seed)
-        self.attention = SelfAttention(dim, seed=seed)
-        if not use_positions:
-            self.positions.table.requires_grad_(False)
-
-    def forward(self, x: Tensor) -> Tensor:
-        h = self.embed(x)
-        if self.use_positions:
-            h = self.positions(h)
-        out, _ = self.attention(h)
-        return self.readout(out + h)
-
-    def with_positions(self, positions: LearnedPositionalEmbedding) -> "RunningMaxModel":
-        """A copy of this model that uses ``positions`` (for example an enlarged table)."""
-        other = copy.deepcopy(self)
-        other.positions = positions
-        return other
-
-
-@dataclass(frozen=True)
-class OrderTaskResult:
-    """A trained :class:`RunningMaxModel` with its position table before and after training (treat as read-only)."""
-
-    model: RunningMaxModel
-    initial_table: Tensor  #: P before training, [max_len, dim]
-    losses: tuple[float, ...]  #: training loss per step
-    accuracy: float  #: accuracy on fresh sequences of length max_len
-
-    @property
-    def positions(self) -> LearnedPositionalEmbedding:
-        """The trained table (``.extended(...)`` makes an enlarged copy)."""
-        return self.model.positions
-
-    @property
-    def trained_table(self) -> Tensor:
-        return self.model.positions.table.detach().clone()
-
-
-def accuracy_by_position(model: nn.Module, length: int, *, vocab: int = 10, n: int = 2000, seed: int = 1) -> Tensor:
-    """Fraction of correct running-maximum answers at each slot ``0..length-1`` on ``n`` fresh sequences."""
-    length = check_int("length", length, minimum=1)
-    x, y = running_max_batch(n, length, vocab, generator=torch.Generator().manual_seed(seed))
-    with torch.no_grad():
-        return (model(x).argmax(-1) == y).double().mean(0)
-
-
-@functools.lru_cache(maxsize=8)
-def _train(
-    max_len: int, dim: int, vocab: int, steps: int, lr: float, seed: int, use_positions: bool
-) -> OrderTaskResult:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        model = RunningMaxModel(vocab=vocab, dim=dim, max_len=max_len, use_positions=use_positions, seed=seed)
-        initial = model.positions.table.detach().clone()
-        gen = torch.Generator().manual_seed(seed)
-        params = [p for p in model.parameters() if p.requires_grad]
-        opt = torch.optim.Adam(params, lr=lr)
-        losses = []
-        for _ in range(steps):
-            x, y = running_max_batch(64, max_len, vocab, generator=gen)
-            loss = nn.functional.cross_entropy(model(x).reshape(-1, vocab), y.reshape(-1))
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            losses.append(loss.detach().item())
-        model.eval()
-        acc = float(accuracy_by_position(model, max_len, vocab=vocab).mean())
-    finally:
-        torch.set_num_threads(threads)
-    return OrderTaskResult(model, initial, tuple(losses), acc)
-
-
-def train_running_max(
-    *,
-    max_len: int = 16,
-    dim: int = 32,
-    vocab: int = 10,
-    steps: int = 500,
-    lr: float = 3e-2,
-    seed: int = 0,
-    use_positions: bool = True,
-) -> OrderTaskResult:
-    r"""Train a :class:`RunningMaxModel` on :math:`y_i = \max_{j\le i} x_j` (Adam, batches of 64, one thread).
-
-    Deterministic for a given seed; about a second on one CPU core for the defaults. The
-    result is cached per argument set, so the notebook and its app share one training run.
-    """
-    return _train(
-        check_int("max_len", max_len, minimum=2),
-        check_int("dim", dim, minimum=2),
-        check_int("vocab", vocab, minimum=2),
-        check_int("steps", steps, minimum=1),
-        check_real("lr", lr),
-        check_int("seed", seed, minimum=0),
-        bool(use_positions),
-    )
+    return LearnedPositionalEmbedding(n, dim, init_std=std, seed=seed).table.detach().clone()

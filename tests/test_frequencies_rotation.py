@@ -1,4 +1,4 @@
-"""pe_helpers.properties: the dot product identity, the seed's float32 recipe, float spacing, bf16 integers."""
+"""pe_helpers.rotation and pe_helpers.frequencies: the dot product identity, the seed's float32 recipe, float spacing, bf16 integers."""
 
 from __future__ import annotations
 
@@ -8,15 +8,8 @@ import pytest
 import torch
 
 from pe_helpers import inverse_frequencies, shift_matrix, sinusoidal
-from pe_helpers.properties import (
-    first_rise,
-    first_unrepresentable_integer,
-    float32_spacing,
-    pe_dot_product,
-    phasor,
-    seed_sinusoidal,
-    seed_sinusoidal_rows,
-)
+from pe_helpers.frequencies import first_unrepresentable_integer, float32_spacing, seed_sinusoidal, seed_sinusoidal_rows
+from pe_helpers.rotation import first_rise, pe_dot_product, phasor
 
 
 @pytest.mark.parametrize("dim, base", [(16, 10000.0), (64, 10000.0), (32, 100.0)])

@@ -1,11 +1,14 @@
-"""Command line: ``python -m pe_helpers.lab`` (or ``pe-lab``).
+"""Command line of the extrapolation lab (notebook 05): ``python -m pe_helpers.cli`` (or ``pe-lab``).
+
+It sits above every layer (compute, figures) and imports both; the compute package
+:mod:`pe_helpers.extrapolation` never imports it.
 
 Trains the requested encodings on copy lengths ``1 .. --train-len``, prints a table of
 accuracy by length, saves the accuracy figure (path printed) and, with ``--save-json``, the
 numbers. Example::
 
-    python -m pe_helpers.lab --encodings none,learned,sinusoidal,rope --train-len 16 --test-len 64
-    python -m pe_helpers.lab --steps 6000 --d-model 64 --layers 3 --seed 1 --out build/lab/long.png
+    python -m pe_helpers.cli --encodings none,learned,sinusoidal,rope --train-len 16 --test-len 64
+    python -m pe_helpers.cli --steps 6000 --d-model 64 --layers 3 --seed 1 --out build/lab/long.png
 """
 
 from __future__ import annotations
@@ -15,9 +18,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .model import ENCODINGS
-from .results import DEFAULT_ENCODINGS, parse_encodings, run_lab
-from .training import PROGRESS_MODES, TrainConfig
+from .extrapolation.model import ENCODINGS
+from .extrapolation.results import DEFAULT_ENCODINGS, parse_encodings, run_lab
+from .extrapolation.training import PROGRESS_MODES, TrainConfig
 
 __all__ = ["main", "build_parser"]
 
@@ -74,7 +77,7 @@ def _encodings(text: str) -> tuple[str, ...]:
 def build_parser() -> argparse.ArgumentParser:
     d = TrainConfig()
     p = argparse.ArgumentParser(
-        prog="python -m pe_helpers.lab",
+        prog="python -m pe_helpers.cli",
         description="Extrapolation lab: train tiny causal Transformers on the copy task x1..xn SEP x1..xn "
                     "with lengths 1..L, then test them at lengths up to 4L.",
     )
@@ -130,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{e:>17}: in-distribution accuracy {results.in_distribution(e):.3f}{note}")
     how = "one after the other" if args.serial else "side by side in threads"
     print(f"trained and tested in {results.total_seconds:.1f} s ({how})")
-    from ..figures.extrapolation import accuracy_figure  # matplotlib only when needed
+    from .figures.extrapolation import accuracy_figure  # matplotlib only when needed
 
     out = args.out
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -142,4 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
+
+
+if __name__ == "__main__":
     sys.exit(main())

@@ -1,11 +1,12 @@
-r"""Properties of the sinusoidal table that notebooks 03 and 04 measure (compute layer, pure tensors).
+r"""Notebook 03, "Sinusoidal frequencies" (seed §3.1–3.3): the table's frequencies, and the precision it needs.
 
-* :func:`pe_dot_product`: :math:`PE(p)\cdot PE(p+k) = \sum_i \cos(k\,\omega_i)` (depends on ``k`` only);
-* :func:`first_rise`: the first offset where that dot product goes *up* (its decay is not monotone);
+* :func:`heatmap_values`: what the seed's heatmap shows, :math:`\sin(pos\,\omega_i)` (or cos, or both);
 * :func:`seed_sinusoidal` / :func:`seed_sinusoidal_rows`: the seed's all-float32 recipe, to measure
   how much precision float32 angles lose;
 * :func:`float32_spacing`: the gap between a float32 number and the next one (one ulp);
 * :func:`first_unrepresentable_integer`: the first integer position a float dtype cannot store.
+
+The table itself is :func:`pe_helpers.encodings.sinusoidal`.
 """
 
 from __future__ import annotations
@@ -16,72 +17,31 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ._validate import check_base, check_dim, check_float_dtype, check_int, check_length
-from .encodings import inverse_frequencies
+from ._validate import as_real_tensor, check_base, check_choice, check_dim, check_float_dtype, check_length
+from .encodings import sinusoidal
 
 __all__ = [
-    "phasor",
-    "pe_dot_product",
-    "first_rise",
+    "CHANNELS",
+    "heatmap_values",
     "seed_sinusoidal",
     "seed_sinusoidal_rows",
     "float32_spacing",
     "first_unrepresentable_integer",
 ]
 
-
-def _as_real_tensor(name: str, value: object) -> Tensor:
-    try:
-        t = torch.as_tensor(value)
-    except (TypeError, ValueError, RuntimeError):
-        raise TypeError(f"{name} must be a number or a tensor of numbers, got {value!r}.") from None
-    if t.dtype == torch.bool or t.is_complex():
-        raise TypeError(f"{name} must be real numbers, got dtype {t.dtype}.")
-    t = t.to(torch.float64)
-    if not torch.isfinite(t).all():
-        raise ValueError(f"{name} must be finite, got {value!r}.")
-    return t
+#: What the heatmap shows: the sin columns (2i), the cos columns (2i+1), or all d columns interleaved.
+CHANNELS = ("sin", "cos", "both")
 
 
-def phasor(positions: float | Tensor | Sequence[float], pair: int, dim: int, base: float = 10000.0) -> Tensor:
-    r"""Pair ``i`` of the encoding, :math:`[\sin(pos\,\omega_i), \cos(pos\,\omega_i)]`, at any positions (float64).
-
-    Shape ``positions.shape + (2,)``; equal to columns ``2i, 2i+1`` of :func:`~pe_helpers.encodings.sinusoidal`
-    at non-negative positions, and defined by the same formula at negative ones.
-    """
-    dim = check_dim("dim", dim)
-    pair = check_int("pair", pair, minimum=0)
-    if pair >= dim // 2:
-        raise ValueError(f"pair must be in 0..{dim // 2 - 1} for dim = {dim}, got {pair}.")
-    angle = _as_real_tensor("positions", positions) * inverse_frequencies(dim, base)[pair]
-    return torch.stack([torch.sin(angle), torch.cos(angle)], dim=-1)
-
-
-def pe_dot_product(k: float | Tensor | Sequence[float], dim: int, base: float = 10000.0) -> Tensor:
-    r"""The dot product of two sinusoidal encodings ``k`` positions apart, in float64.
-
-    .. math::
-        PE(p)\cdot PE(p+k) = \sum_{i=0}^{d/2-1} \big[\sin(p\omega_i)\sin((p+k)\omega_i)
-        + \cos(p\omega_i)\cos((p+k)\omega_i)\big] = \sum_{i=0}^{d/2-1} \cos(k\,\omega_i)
-
-    It does not depend on ``p``, and ``cos`` is even, so ``k`` and ``-k`` give the same value.
-    ``k`` may be a number or a tensor of offsets; the result has ``k``'s shape. At ``k = 0`` it is ``d/2``.
-    """
-    dim = check_dim("dim", dim)
-    base = check_base(base)
-    offsets = _as_real_tensor("k", k)
-    return torch.cos(offsets[..., None] * inverse_frequencies(dim, base)).sum(-1)
-
-
-def first_rise(dim: int, base: float = 10000.0, *, k_max: int = 10000) -> int | None:
-    r"""The smallest integer ``k >= 0`` with :math:`f(k+1) > f(k)`, for :math:`f(k) = \sum_i \cos(k\omega_i)`.
-
-    A monotone decay would have no such ``k``; ``None`` means none was found up to ``k_max``.
-    """
-    k_max = check_int("k_max", k_max, minimum=1)
-    values = pe_dot_product(torch.arange(k_max + 1), dim, base)
-    rises = (values[1:] > values[:-1]).nonzero()
-    return int(rises[0]) if len(rises) else None
+def heatmap_values(seq_len: int, d: int, base: float, channel: str) -> Tensor:
+    """The array the heatmap shows: ``[seq_len, d/2]`` for "sin"/"cos", ``[seq_len, d]`` (interleaved) for "both"."""
+    channel = check_choice("channel", channel, CHANNELS)
+    pe = sinusoidal(seq_len, d, base=base)
+    if channel == "sin":
+        return pe[:, 0::2]
+    if channel == "cos":
+        return pe[:, 1::2]
+    return pe
 
 
 def seed_sinusoidal(seq_len: int, dim: int, base: float = 10000.0) -> Tensor:
@@ -132,7 +92,7 @@ def float32_spacing(x: float | Tensor | Sequence[float]) -> Tensor:
     For :math:`2^e \le |x| < 2^{e+1}` it is :math:`2^{e-23}`: 2**-23 near 1, 0.0078 near 1e5, 0.0625 near 1e6.
     A float32 angle near ``x`` can be off by up to half of it.
     """
-    t = _as_real_tensor("x", x).abs().to(torch.float32)
+    t = as_real_tensor("x", x).abs().to(torch.float32)
     up = torch.nextafter(t, torch.full_like(t, math.inf))
     return up.to(torch.float64) - t.to(torch.float64)
 

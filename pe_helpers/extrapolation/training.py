@@ -298,7 +298,7 @@ def init_model(encoding: str, cfg: TrainConfig) -> CopyTransformer:
 
     The caller's global RNG state is saved and restored, so initialising a model never changes
     what the caller's next ``torch.rand`` returns. Not thread-safe (the global RNG is shared):
-    :func:`~pe_helpers.lab.run_lab` initialises every model first, then trains them in threads.
+    :func:`~pe_helpers.extrapolation.run_lab` initialises every model first, then trains them in threads.
     """
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(cfg.seed)

@@ -1,0 +1,129 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 00 · Start here: absolute positional encoding, taught by running it
+#
+# This collection explains **absolute positional encoding** (绝对位置编码) in Transformers by letting you run every
+# claim. It follows the Chinese article 《绝对位置编码》 ("Absolute positional encoding", 2025-05-12, from a series on
+# position encodings in large language models, 大语言模型位置编码; section numbers §1–§5 below refer to it), in English
+# prose with the Chinese term beside each key concept.
+#
+# **For whom:** students who know matrix multiplication and have met self-attention once; teachers who want to project a
+# slider and have the maths move. Everything runs on a laptop CPU in seconds, offline.
+#
+# **How each notebook works:** a *claim* (one sentence and its equation) → *see it* (a figure or slider app) →
+# *check it* (a cell that `assert`s the claim numerically: if a helper were wrong, the notebook would fail) →
+# *try it* (a short exercise with a checker that says what is off) → a *misconception* box.
+
+# %%
+# %matplotlib inline
+import math
+from pathlib import Path
+
+import torch
+
+import pe_helpers
+from pe_helpers import inverse_frequencies, shift_matrix, sinusoidal
+from pe_helpers.apps import phasor_app
+
+torch.manual_seed(0)
+print("pe_helpers", pe_helpers.__version__, "| torch", torch.__version__.split("+")[0])
+
+# %% [markdown]
+# ## How to run it
+#
+# On a fresh machine, from the repository's top folder, one command does all the set-up:
+#
+# | command | what it does |
+# |---|---|
+# | `make lab` | creates `.venv` if missing, installs the pinned versions, opens JupyterLab on `notebooks/` |
+# | `make test` | the same set-up, then every unit test and every notebook (strict `nbval`) |
+# | `make present NB=03` | shows one notebook's apps full-screen with Voilà (no code cells), for projecting in class |
+# | `make student` | writes `student/`: the notebooks with the exercise solutions replaced by stubs |
+#
+# Run a notebook top to bottom with **Run ▸ Run All Cells**. Nothing is downloaded while it runs: toy data is
+# generated in code, and the small models of notebook 05 train in seconds.
+
+# %% [markdown]
+# ## How the sliders work
+#
+# Each app is a figure plus a few controls. Moving a control recomputes the tensors and updates the figure *in place*;
+# the line of text above the figure always says what is shown. Try it: drag **pos** and watch the blue point turn by
+# $\omega_i$ per step; drag **k** and the orange point, $PE(pos+k)$, keeps the same angle $k\,\omega_i$ from it.
+# (This is notebook 04's phasor; you will meet it properly there.)
+
+# %% tags=["nbval-ignore-output"]
+app = phasor_app(pos=3, k=5, pair=0)
+app
+
+# %% [markdown]
+# The app can also be driven from code, which is how the tests check every app: setting a control's `.value`
+# redraws at once. Here we move `pos` of the app above to 10 and read its caption back (scroll up: the
+# figure moved too).
+
+# %%
+app.controls["pos"].value = 10
+print(app.caption.value)
+assert app.controls["pos"].value == 10 and "10" in app.caption.value, "the caption follows the slider"
+
+
+# %% [markdown]
+# ## The notebooks
+#
+# | # | notebook | seed | you will be able to … |
+# |---|---|---|---|
+# | 01 | `01_attention_is_blind_to_order.ipynb` | §1 | show that self-attention is permutation-equivariant (置换等变): reorder the tokens and the outputs only move; see 我喜欢你 / 你喜欢我 get the same outputs |
+# | 02 | `02_learned_position_vectors.ipynb` | §1.3, §2 | add position vectors before $W_Q, W_K, W_V$; train a learned table (可学习位置向量) and see why it has no row past its length $L$ |
+# | 03 | `03_sinusoidal_frequencies.ipynb` | §3.1–3.3 | write the sinusoidal formula, read its frequency heatmap, explain geometric wavelengths, the two column layouts and float32 precision |
+# | 04 | `04_rotation_identity.ipynb` | §3.4 | prove $PE(pos+k) = R(k)\,PE(pos)$ with a rotation matrix (旋转矩阵), and what the dot product keeps (distance, not direction) |
+# | 05 | `05_limits_and_extrapolation.ipynb` | §4 | see additive mixing and implicit relative distance, and run a real train-short, test-long experiment on length extrapolation (外推) |
+# | 06 | `06_toward_rope.ipynb` | §3.4, §5 | rotate $q$ and $k$ instead of adding $p$ to $x$ (RoPE, 旋转位置编码), and compare every scheme side by side |
+
+# %%
+toc = ["01_attention_is_blind_to_order", "02_learned_position_vectors", "03_sinusoidal_frequencies",
+       "04_rotation_identity", "05_limits_and_extrapolation", "06_toward_rope"]
+present = sorted(p.stem for p in Path(".").glob("0[1-9]_*.ipynb"))
+assert present == toc, f"the table above lists {toc}, the folder holds {present}"
+print(len(toc), "notebooks, all present")
+
+# %% [markdown]
+# ## Notation used throughout
+#
+# | symbol | meaning |
+# |---|---|
+# | $n$ | number of tokens in a sequence; positions are $pos = 0, 1, \dots, n-1$ |
+# | $d$ | model dimension (even: sin and cos come in pairs); $i = 0, \dots, d/2-1$ indexes a *pair* of dimensions |
+# | $X \in \mathbb{R}^{n\times d}$ | token embeddings, one row $x_i$ per token |
+# | $p_i$, $P$ | the position vector of position $i$; $P$ stacks them, and the model sees $\tilde X = X + P$ |
+# | $W_Q, W_K, W_V$ | the query, key and value projections: $Q = \tilde X W_Q$, … |
+# | $\omega_i = \text{base}^{-2i/d}$ | the angular frequency of pair $i$ (base $= 10000$ in the paper) |
+# | $PE(pos, 2i) = \sin(pos\,\omega_i)$, $PE(pos, 2i{+}1) = \cos(pos\,\omega_i)$ | the sinusoidal encoding (interleaved layout) |
+# | $R(k)$ | the block-diagonal rotation with $PE(pos+k) = R(k)\,PE(pos)$ |
+# | $L$ | the training length (the size of a learned table) |
+#
+# A first check of the notation, with the library every notebook uses:
+
+# %%
+pe = sinusoidal(8, 4, dtype=torch.float64)             # n = 8 positions, d = 4
+omega = inverse_frequencies(4)                         # ω_0 = 1, ω_1 = 10000^(-2/4) = 0.01
+torch.testing.assert_close(omega, torch.tensor([1.0, 0.01], dtype=torch.float64))
+torch.testing.assert_close(pe[3], torch.tensor([math.sin(3), math.cos(3), math.sin(0.03), math.cos(0.03)],
+                                               dtype=torch.float64))
+torch.testing.assert_close(shift_matrix(2, 4) @ pe[3], pe[5])   # R(2)·PE(3) = PE(5)
+print("shape of P:", tuple(pe.shape), "| ω =", [round(w, 4) for w in omega.tolist()])
+
+# %% [markdown]
+# ## If something goes wrong
+#
+# * A cell shows `ModuleNotFoundError: pe_helpers`: the notebook is running in another Python. Start it with
+#   `make lab`, or pick the kernel of `.venv` (**Kernel ▸ Change Kernel**).
+# * A slider does not redraw: the kernel is busy or dead (**Kernel ▸ Restart Kernel and Run All Cells**).
+# * More in the README's *Troubleshooting* section. Teachers: see `TEACHING.md` for a 90-minute lesson plan.
+#
+# Next: **[01 · Attention does not know order](01_attention_is_blind_to_order.ipynb)**.

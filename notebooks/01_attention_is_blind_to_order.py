@@ -1,0 +1,333 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 01 · Attention does not know order (置换等变)
+#
+# Self-attention compares every token with every other token, but nothing in it says *where*
+# a token sits. This notebook shows it, measures it and checks it (seed §1):
+#
+# 1. self-attention from scratch, checked against PyTorch's own;
+# 2. **permutation equivariance** (置换等变): reorder the input and the scores and outputs are reordered the same way;
+# 3. the seed's example 我喜欢你 / 你喜欢我 beside "dog bites man" / "man bites dog";
+# 4. a slider app to reorder a sentence and watch the matrices move;
+# 5. adding a position vector $p_i$ breaks the symmetry, and so, quietly, does a causal mask (NoPE).
+#
+# Notation: $n$ tokens, model dimension $d$, $X \in \mathbb{R}^{n\times d}$ one row per token,
+# $p_i$ the position vector of slot $i$. A permutation `perm` reorders rows: $(PX)_i = X_{\text{perm}[i]}$.
+
+# %%
+# %matplotlib inline
+# %xmode Minimal
+import math
+
+import torch
+import torch.nn.functional as F
+
+from pe_helpers import SelfAttention, attention_scores, causal_mask, check_equivariance
+from pe_helpers import permutation_matrix, random_permutation
+from pe_helpers import order
+from pe_helpers.apps import permutation_app
+from pe_helpers.checks import check_attention, check_equivariance_error, check_permuted_scores
+from pe_helpers.figures.order import plot_sentence_pairs
+
+torch.manual_seed(0)
+torch.set_num_threads(1)
+_ = torch.set_grad_enabled(False)  # no training in this notebook
+
+# %% [markdown]
+# ## 1 · Self-attention from scratch (自注意力)
+#
+# **Claim.** Three linear maps turn the tokens into queries, keys and values, and each output
+# is a weighted average of the values:
+#
+# $$Q = XW_Q,\quad K = XW_K,\quad V = XW_V,\qquad
+# \text{Attention}(Q,K,V) = \text{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V .$$
+#
+# Token $i$ meets token $j$ only through $q_i^\top k_j$: a comparison of *contents*.
+
+# %%
+n, d = 5, 8
+X = torch.randn(n, d)                 # five tokens, content only
+head = SelfAttention(d, seed=0)       # W_Q, W_K, W_V drawn from seed 0
+Q, K, V = head.project(X)
+out, A = head(X)                      # output softmax(QKᵀ/√d)V and weights A
+print("weights A:", tuple(A.shape), "| every row sums to 1:", bool(torch.allclose(A.sum(-1), torch.ones(n))))
+print("output:   ", tuple(out.shape))
+
+# %% [markdown]
+# **Check it** against PyTorch's fused kernel, `torch.nn.functional.scaled_dot_product_attention`:
+
+# %%
+torch.testing.assert_close(out, F.scaled_dot_product_attention(Q, K, V))
+torch.testing.assert_close(A, torch.softmax(Q @ K.T / math.sqrt(d), dim=-1))
+print("pe_helpers attention == torch.nn.functional.scaled_dot_product_attention")
+
+# %% [markdown]
+# ### Exercise 1.1 · Attention in three lines (★☆☆ easy · ~5 min)
+#
+# Write `my_attention(q, k, v)` that returns $\text{softmax}(QK^\top/\sqrt{d_k})\,V$ for `q`, `k`
+# of shape `[n, d_k]` and `v` of shape `[n, d_v]`. Use only `@`, `.T`, `math.sqrt` and `torch.softmax`.
+# The checker compares it with PyTorch's attention and names the usual slips (no $\sqrt{d_k}$,
+# softmax over the wrong axis, returning the weights instead of the output).
+
+# %% jupyter={"source_hidden": true} pe_exercise="1.1" tags=["solution"]
+import math
+
+import torch
+
+
+def my_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """Return softmax(q kᵀ / √d_k) v for q, k of shape [n, d_k] and v of shape [n, d_v]."""
+    scores = q @ k.T / math.sqrt(q.shape[-1])
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v
+
+
+# %% tags=["check"]
+assert check_attention(my_attention)
+
+# %% [markdown]
+# ## 2 · Permutation equivariance (置换等变)
+#
+# **Claim.** Reorder the tokens with a permutation matrix $P$. Every projection is row-wise, so
+# $Q' = PXW_Q = PQ$, $K' = PK$, $V' = PV$, and
+#
+# $$S' = Q'K'^\top/\sqrt{d_k} = P\,S\,P^\top,\qquad
+# \text{Attention}(PQ, PK, PV) = P\,\text{Attention}(Q, K, V)$$
+#
+# (the softmax of $PSP^\top$ is $PAP^\top$, and $PAP^\top PV = PAV$ because $P^\top P = I$).
+# Rows *and* columns of the score matrix move with the tokens; the outputs move with them.
+# Nothing in the result tells the model which order the tokens came in.
+#
+# **Check it** for 20 random permutations:
+
+# %%
+S = attention_scores(Q, K)
+for seed in range(20):
+    P = permutation_matrix(random_permutation(n, seed=seed))
+    Q2, K2, _ = head.project(P @ X)
+    out2, A2 = head(P @ X)
+    torch.testing.assert_close(attention_scores(Q2, K2), P @ S @ P.T)   # S' = P S Pᵀ
+    torch.testing.assert_close(A2, P @ A @ P.T)                        # weights move the same way
+    torch.testing.assert_close(out2, P @ out)                          # Attention(PX) = P·Attention(X)
+print("20 random permutations: S' = P S Pᵀ and Attention(PX) = P·Attention(X), up to float32 rounding")
+
+# %% [markdown]
+# > **Misconception:** "equivariant" means "the output does not change". It does change: it is
+# > *reordered*, exactly like the input. (*Invariant* would mean unchanged.) And the attention
+# > weights still depend on content: dog attends to man differently from how it attends to park.
+# > What attention cannot see is the order itself.
+
+# %% [markdown]
+# ### Exercise 1.2 · Move the score matrix (★★☆ medium · ~10 min)
+#
+# Without running attention again, predict the score matrix of the reordered input: write
+# `permuted_scores(scores, perm)` returning $S' = PSP^\top$, where new token $i$ is old token
+# `perm[i]`. (Hint: which entry of `scores` holds $q'_i \cdot k'_j$?) A common slip is to move only
+# the rows ($PS$, as if only $Q$ were permuted): the checker names it.
+
+# %% jupyter={"source_hidden": true} pe_exercise="1.2" tags=["solution"]
+import torch
+
+
+def permuted_scores(scores: torch.Tensor, perm: torch.Tensor) -> torch.Tensor:
+    """Return S' = P S Pᵀ: the scores after reordering the tokens so that new token i is old token perm[i]."""
+    return scores[perm][:, perm]
+
+
+# %% tags=["check"]
+assert check_permuted_scores(permuted_scores)
+
+# %% [markdown]
+# ## 3 · 我喜欢你 and 你喜欢我: same characters, other order
+#
+# The seed's example. At character level the two sentences are the same four tokens,
+# in another order, with another meaning ("I like you" / "you like me"):
+#
+# | character | 我 | 喜 | 欢 | 你 |
+# |---|---|---|---|---|
+# | token name in the code (pinyin) | `wo` | `xi` | `huan` | `ni` |
+#
+# 我喜欢你 is `wo xi huan ni`; 你喜欢我 is `ni xi huan wo`: swap the first and the last token.
+# The English companion "dog bites man" / "man bites dog" swaps the first and the third.
+# Each token has one fixed vector (its embedding, content only).
+#
+# **Claim.** $X_b = P X_a$, so $\text{Attention}(X_b) = P\,\text{Attention}(X_a)$: every token's
+# output is identical in both sentences, only moved. Without position, 我 "does not know" whether
+# it is the one who likes or the one who is liked.
+
+# %%
+for a, b in (order.ZH_PAIR, order.EN_PAIR):
+    Xa, Xb = order.token_vectors(a), order.token_vectors(b)
+    perm = order.reordering(a, b)                   # b[i] == a[perm[i]]
+    out_a, out_b = head(Xa)[0], head(Xb)[0]
+    torch.testing.assert_close(out_b, out_a[perm])
+    print(f"{a!r} -> {b!r}: perm = {perm.tolist()}")
+    for tok in order.tokens(a):
+        i, j = order.tokens(a).index(tok), order.tokens(b).index(tok)
+        torch.testing.assert_close(out_a[i], out_b[j])
+        print(f"    {tok:>5}: slot {i} -> slot {j}, output[:3] = {[round(v, 3) for v in out_a[i, :3].tolist()]} in both")
+
+# %% [markdown]
+# **See it**: each row's colours travel with its token label.
+
+# %% tags=["nbval-ignore-output"]
+plot_sentence_pairs([order.ZH_PAIR, order.EN_PAIR])
+
+# %% [markdown]
+# > **Misconception:** "I love you" / "you love me" is the English version of this example. It is
+# > not a reordering: "I" and "me" are different tokens, so the two sentences already differ in
+# > content. 我喜欢你 / 你喜欢我 is a pure reordering at character level; "dog bites man" /
+# > "man bites dog" is one at word level.
+
+# %%
+from pe_helpers.checks import expect_error
+
+assert not order.is_reordering("I love you", "you love me")
+assert order.is_reordering(*order.ZH_PAIR) and order.is_reordering(*order.EN_PAIR)
+with expect_error(ValueError, match="not a reordering"):
+    order.reordering("I love you", "you love me")
+
+# %% [markdown]
+# ## 4 · Reorder a sentence yourself
+#
+# **See it.** Pick an order (or "random" and a seed). Left: the scores $S$ of
+# "dog bites man at the park". Middle: the scores $S'$ of the reordered sentence, with row and
+# column labels. Right: the outputs of the reordered sentence. Follow one cell, say
+# (query dog, key man): it moves with its two tokens, and keeps its colour. The title prints
+# $\max|S' - PSP^\top|$ and $\max|\text{Attn}(PX) - P\,\text{Attn}(X)|$: zero. Tick **add p_i**
+# to give slot $i$ the vector $x + p_i$ and watch both numbers leave zero (section 5).
+
+# %% tags=["nbval-ignore-output"]
+permutation_app()
+
+# %% [markdown]
+# **Check it**: every named order, and 20 random ones, without positions:
+
+# %%
+sentence = order.APP_SENTENCE
+Xs, orders = order.token_vectors(sentence), [o for o in order.ORDERS if o != "random"]
+perms = [order.named_order(o, sentence) for o in orders] + [order.named_order("random", sentence, seed=s) for s in range(20)]
+for perm in perms:
+    view = order.permutation_view(Xs, sentence, perm, head)
+    assert view.score_error < 1e-5 and view.output_error < 1e-5, perm
+print(f"{len(perms)} orders of {sentence!r}: S' = P S Pᵀ and outputs move with their tokens")
+
+# %% [markdown]
+# ## 5 · Adding position breaks the symmetry (绝对位置编码)
+#
+# **Claim.** Give each *slot* $i$ a vector $p_i$ and feed $\tilde{x}_i = x_i + p_i$. Two equal
+# tokens in different slots now differ, $x + p_i \neq x + p_j$ for $i \neq j$, and reordering the
+# tokens no longer just reorders the outputs: the token that moves from slot 0 to slot 2 now
+# carries $p_2$ instead of $p_0$. Any table of distinct rows does this; notebook 02 learns one,
+# notebook 03 computes one. Here it is an untrained random table.
+
+# %%
+P_pos = order.random_positions(n, d)                           # p_0 .. p_4, distinct rows
+with_positions = lambda x: head(x + P_pos)[0]            # slot i gets x_i + p_i
+content_only = lambda x: head(x)[0]
+perms = [p for p in (random_permutation(n, seed=s) for s in range(20)) if not torch.equal(p, torch.arange(n))]
+without = max(check_equivariance(content_only, X, p) for p in perms)
+broken = min(check_equivariance(with_positions, X, p) for p in perms)
+assert without < 1e-5, without
+assert broken > 0.05, broken
+print(f"{len(perms)} non-identity permutations: max|f(PX) - P f(X)| < 1e-5 without positions, "
+      f">= {broken:.2f} with them")
+
+# %% [markdown]
+# The very check of section 2, `assert_close(f(PX), P f(X))`, now fails:
+
+# %%
+P = permutation_matrix(random_permutation(n, seed=0))
+try:
+    torch.testing.assert_close(with_positions(P @ X), P @ with_positions(X))
+except AssertionError as err:
+    print("with positions, Attention(PX) = P·Attention(X) fails:", str(err).splitlines()[0])
+else:
+    raise AssertionError("adding p_i should break equivariance")
+
+# %%
+x = order.token_vectors("dog")[0]
+twice = torch.stack([x, x])                     # the same token in slots 0 and 1
+assert torch.equal(twice[0], twice[1])
+assert not torch.allclose(twice[0] + P_pos[0], twice[1] + P_pos[1]), "x + p_0 must differ from x + p_1"
+a, b = order.EN_PAIR
+pos3 = P_pos[:3]
+out_a, out_b = head(order.token_vectors(a) + pos3)[0], head(order.token_vectors(b) + pos3)[0]
+gap = float((out_b - out_a[order.reordering(a, b)]).abs().max())
+assert gap > 0.05
+print(f"with positions, 'dog' as subject and 'dog' as object now have different outputs (up to {gap:.2f} apart)")
+
+# %% [markdown]
+# ### Exercise 1.3 · Write the permutation check (★★☆ medium · ~10 min)
+#
+# Write `equivariance_error(f, x, perm)` that returns one number, $\max|f(PX) - P f(X)|$, where
+# $(PX)_i = X_{\text{perm}[i]}$ and `f` maps a `[n, d]` tensor to a `[n, d]` tensor. It must give 0
+# (up to rounding) for plain self-attention and a clearly positive number once positions or a
+# causal mask are added. (This is what `pe_helpers.check_equivariance` does.)
+
+# %% jupyter={"source_hidden": true} pe_exercise="1.3" tags=["solution"]
+from collections.abc import Callable
+
+import torch
+
+
+def equivariance_error(f: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, perm: torch.Tensor) -> float:
+    """Return max |f(PX) - P f(X)| as a float, where (PX)_i = x[perm[i]]."""
+    return float((f(x[perm]) - f(x)[perm]).abs().max())
+
+
+# %% tags=["check"]
+assert check_equivariance_error(equivariance_error)
+
+# %% [markdown]
+# ## 6 · Beyond the seed: a causal mask already knows order (NoPE)
+#
+# **Claim.** Decoder models use a causal mask: query $i$ may attend only to keys $j \le i$. That
+# mask is not symmetric under reordering, so even without any positional encoding the layer is
+# no longer equivariant, and a token can *count* how many tokens precede it. With a start token
+# `<s>` followed by $i$ copies of the same token, the weight on `<s>` is
+# $e^{s_0}/(e^{s_0} + i\,e^{s_1})$ at slot $i$: it falls with $i$, a built-in position counter.
+# This is why decoder-only language models with **no** positional encoding ("NoPE") still learn
+# order (Haviv et al., 2022, *Transformer Language Models without Positional Encodings Still
+# Learn Positional Information*).
+
+# %%
+causal = lambda x: head(x, causal_mask(x.shape[-2]))[0]
+masked = min(check_equivariance(causal, X, p) for p in perms)
+assert masked > 0.05, masked
+print(f"causal mask, no positions: max|f(PX) - P f(X)| >= {masked:.2f} for every non-identity permutation")
+
+# %%
+start, word = order.token_vectors("<s> la")
+seq = torch.stack([start] + [word] * 5)                     # <s> la la la la la
+plain, _ = head(seq)
+masked_out, weights = head(seq, causal_mask(6))
+torch.testing.assert_close(plain[1:], plain[1].expand(5, -1))  # no mask: the five 'la' are identical
+on_start = weights[1:, 0]
+assert torch.all(on_start[1:] < on_start[:-1]), "the weight on <s> must fall with the slot"
+gaps = torch.cdist(masked_out[1:], masked_out[1:]) + torch.eye(5)
+assert gaps.min() > 1e-3, "with the mask every 'la' has its own output"
+print("no mask: the five 'la' outputs are identical (no position)")
+print("causal mask: weight on <s> at slots 1..5 =", [round(w, 3) for w in on_start.tolist()])
+
+# %% [markdown]
+# > **Misconception:** "without a positional encoding a Transformer cannot know order at all". True
+# > for an encoder (bidirectional attention, sections 2–5). A decoder's causal mask leaks order:
+# > a token can count its predecessors. NoPE models rely on this; Kazemnejad et al. (2023) found
+# > they can even generalise to longer inputs better than absolute encodings on some tasks
+# > (notebook 05).
+#
+# ## Summary
+#
+# * Self-attention is permutation-equivariant: $S' = PSP^\top$, $\text{Attention}(PX) = P\,\text{Attention}(X)$.
+# * So 我喜欢你 and 你喜欢我 give each character the same output, only moved.
+# * Adding $p_i$ to slot $i$ breaks the symmetry; a causal mask breaks it too.
+#
+# Next: **02**, where the $p_i$ are learned, and where they go: into $Q$, $K$ *and* $V$.

@@ -1,0 +1,281 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 02 · Adding position, and learned position vectors (可学习位置向量)
+#
+# Notebook 01 showed that attention cannot see order. The fix of the original Transformer and of
+# BERT and GPT-2 is an **absolute positional encoding** (绝对位置编码): one vector per position,
+# added to the token's vector. This notebook (seed §1.3 and §2):
+#
+# 1. measures where the position goes: into $Q$, $K$ **and** $V$;
+# 2. builds the **learned** table $P_{\text{learned}} \in \mathbb{R}^{L\times d}$ (an embedding table) and
+#    trains it for about a second on a toy task that needs order;
+# 3. shows what the rows become, what happens past position $L-1$, and what an enlarged table contains;
+# 4. lets you slide through the rows in an app.
+
+# %%
+# %matplotlib inline
+# %xmode Minimal
+import time
+
+import torch
+
+from pe_helpers import LearnedPositionalEmbedding, PositionOutOfRangeError, SelfAttention, apply_rope
+from pe_helpers import learned
+from pe_helpers.apps import learned_position_app
+from pe_helpers.checks import check_positions_before_projection, check_row_similarity
+from pe_helpers.figures.learned import plot_qkv_change, plot_similarity_heatmaps
+
+torch.manual_seed(0)
+torch.set_num_threads(1)
+
+# %% [markdown]
+# ## 1 · Position goes in before $W_Q$, $W_K$, $W_V$
+#
+# **Claim.** The position matrix is added to the input, $\tilde X = X + P$, *before* the projections:
+#
+# $$Q = (X+P)W_Q,\qquad K = (X+P)W_K,\qquad V = (X+P)W_V .$$
+#
+# So the change caused by position alone is $PW_Q$, $PW_K$ and $PW_V$: all three carry position,
+# with no way to keep it out of $V$. **Measure it**: the same tokens, with and without a table.
+
+# %%
+n, d = 8, 16
+X = torch.randn(n, d)
+head = SelfAttention(d, seed=0)
+table = LearnedPositionalEmbedding(n, d, init_std=1.0, seed=1)   # an (untrained) table p_0 .. p_7
+with torch.no_grad():
+    plain = head.project(X)                  # XW_Q, XW_K, XW_V
+    added = head.project(table(X))           # (X+P)W_Q, (X+P)W_K, (X+P)W_V
+    rotated = (apply_rope(plain[0], torch.arange(n)), apply_rope(plain[1], torch.arange(n)), plain[2])
+change = lambda new, old: float((new - old).norm() / old.norm())
+changes = {
+    "additive X + P": {m: change(a, b) for m, a, b in zip("QKV", added, plain)},
+    "RoPE (rotates q, k)": {m: change(a, b) for m, a, b in zip("QKV", rotated, plain)},
+}
+for method, c in changes.items():
+    print(f"{method:>20}: relative change  Q {c['Q']:.2f}   K {c['K']:.2f}   V {c['V']:.2f}")
+
+# %% [markdown]
+# **Check it**: the change in $V$ is exactly $PW_V$ (likewise for $Q$, $K$), and every one is large.
+
+# %%
+P = table.table.detach()
+for M, W, new, old in zip("QKV", (head.W_Q, head.W_K, head.W_V), added, plain):
+    torch.testing.assert_close(new - old, P @ W.detach())
+    assert changes["additive X + P"][M] > 0.5, M
+# the same token in two slots gets two different values v
+x = X[0]
+v_two = head.project(table(torch.stack([x, x])))[2].detach()
+assert not torch.allclose(v_two[0], v_two[1]), "one token, two positions: two different v"
+assert changes["RoPE (rotates q, k)"]["V"] == 0.0
+torch.testing.assert_close(rotated[0].norm(dim=-1), plain[0].norm(dim=-1))   # RoPE rotates, adds nothing
+print("ΔQ = P W_Q, ΔK = P W_K, ΔV = P W_V: position reaches all three")
+
+# %% [markdown]
+# **See it.** RoPE (rotary position embedding, notebook 06) is the contrast: it rotates $q$ and $k$
+# *after* the projections and leaves $V$ alone.
+
+# %% tags=["nbval-ignore-output"]
+plot_qkv_change(changes)
+
+# %% [markdown]
+# > **Misconception:** "position only affects where a token attends (Q and K)". With an additive
+# > encoding the values carry it too: what a token *passes on* depends on its slot. Only encodings
+# > that act after the projections, such as RoPE, keep $V$ position-free.
+
+# %% [markdown]
+# ### Exercise 2.1 · Positions before the projections (★☆☆ easy · ~5 min)
+#
+# Write `project_with_positions(x, table, w_q, w_k, w_v)` returning `(q, k, v)` for `x` of shape
+# `[n, d]` and a table of `L >= n` rows: add the first `n` rows of the table to `x`, then project.
+# The checker names the usual slips (adding $P$ after the projection, leaving $V$ without positions,
+# transposed weights).
+
+# %% jupyter={"source_hidden": true} pe_exercise="2.1" tags=["solution"]
+import torch
+
+
+def project_with_positions(
+    x: torch.Tensor, table: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, w_v: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Return (Q, K, V) = ((X + P[:n]) W_Q, (X + P[:n]) W_K, (X + P[:n]) W_V)."""
+    x_tilde = x + table[: x.shape[0]]
+    return x_tilde @ w_q, x_tilde @ w_k, x_tilde @ w_v
+
+
+# %% tags=["check"]
+assert check_positions_before_projection(project_with_positions)
+
+# %% [markdown]
+# ## 2 · The learned table is an embedding table
+#
+# **Claim.** With a maximum length $L$ and width $d$, the learned encoding is a parameter matrix
+# $P_{\text{learned}} \in \mathbb{R}^{L\times d}$ and $p_i = P_{\text{learned}}[i]$: row $i$, looked up
+# exactly like a token embedding (`nn.Embedding`), and trained by back-propagation with the rest
+# of the model. `LearnedPositionalEmbedding(L, d)` is that table; `forward(x)` returns $X + P[:n]$.
+
+# %%
+L, d_model = 16, 32
+emb = LearnedPositionalEmbedding(L, d_model, seed=0)
+as_embedding = torch.nn.Embedding.from_pretrained(emb.table.detach())
+torch.testing.assert_close(emb.lookup(torch.arange(L)), as_embedding(torch.arange(L)))   # p_i = row i
+x = torch.zeros(2, 10, d_model)
+torch.testing.assert_close(emb(x), emb.table[:10].expand(2, 10, d_model))                  # X + P[:n]
+print(emb, "|", emb.table.numel(), "parameters: one free vector per position")
+
+# %% [markdown]
+# ## 3 · Train it briefly on a task that needs order
+#
+# The task: **running maximum** of digits, $y_i = \max(x_0, \dots, x_i)$. The answer at slot $i$
+# depends on which digits come *before* it, so order matters; by notebook 01 a model without
+# positions sees only the multiset and cannot tell slot 0 from slot 15. The model: token
+# embedding, the learned table, one attention head, a linear read-out; 500 Adam steps on
+# sequences of length $L = 16$, about a second on one core, deterministic.
+
+# %%
+start = time.perf_counter()
+trained = learned.train_running_max()                     # with learned positions
+blind = learned.train_running_max(use_positions=False)    # the same model, no positions
+print(f"two trainings: {time.perf_counter() - start:.1f} s elapsed")
+
+# %%
+by_slot = learned.accuracy_by_position(blind.model, L)
+print(f"accuracy with learned positions: {trained.accuracy:.2f}; without positions: {blind.accuracy:.2f}")
+print("without positions, accuracy at slots 0..4:", [round(a, 2) for a in by_slot[:5].tolist()])
+assert trained.accuracy > 0.95
+assert blind.accuracy < 0.8 and by_slot[0] < 0.3, "slot 0 cannot know it is first"
+
+# %% [markdown]
+# **See it.** The cosine similarity of every pair of rows, $C_{ij} = \cos(p_i, p_j)$, before and
+# after training. Before: random vectors, nearly orthogonal. After: a band. Neighbouring positions
+# have similar vectors and distant ones point apart: the task taught the table an order.
+
+# %% tags=["nbval-ignore-output"]
+plot_similarity_heatmaps({"before training (random init)": trained.initial_table,
+                          "after training (running maximum)": trained.trained_table})
+
+# %%
+before, after = learned.row_cosine_similarity(trained.initial_table), learned.row_cosine_similarity(trained.trained_table)
+far = torch.ones(L, L, dtype=torch.bool).triu(8)       # pairs at distance >= 8
+for name, c in (("before", before), ("after", after)):
+    print(f"{name:>6}: mean cos of neighbours (|i-j| = 1) {torch.diagonal(c, 1).mean():+.2f}, "
+          f"of distant rows (|i-j| >= 8) {c[far].mean():+.2f}")
+assert torch.diagonal(after, 1).mean() > 0.6 and after[far].mean() < 0
+assert torch.diagonal(before, 1).abs().mean() < 0.2
+
+# %% [markdown]
+# > **Misconception:** "learned position vectors are ordered by design, neighbours close". They start
+# > as random, unrelated vectors (left heatmap); any structure comes from the task and the data.
+# > Another task would carve another pattern; rows the data never reach stay random.
+
+# %% [markdown]
+# ### Exercise 2.2 · The similarity heatmap (★★☆ medium · ~10 min)
+#
+# Write `row_similarity(table)` returning the $L\times L$ matrix $C_{ij} = \dfrac{p_i \cdot p_j}{\lVert p_i\rVert\,\lVert p_j\rVert}$
+# of a table's rows (the heatmaps above). The checker names the usual slips: raw dot products,
+# normalising one side only, comparing columns instead of rows.
+
+# %% jupyter={"source_hidden": true} pe_exercise="2.2" tags=["solution"]
+import torch
+
+
+def row_similarity(table: torch.Tensor) -> torch.Tensor:
+    """Return C with C[i, j] = cos(p_i, p_j) = p_i·p_j / (‖p_i‖ ‖p_j‖) for the rows p_i of table [L, d]."""
+    unit = table / table.norm(dim=1, keepdim=True)
+    return unit @ unit.T
+
+
+# %% tags=["check"]
+assert check_row_similarity(row_similarity)
+
+# %% [markdown]
+# ## 4 · Position $L$ does not exist
+#
+# **Claim.** The table has rows $0 .. L-1$. A sequence longer than $L$ asks for a row that was never
+# built, and `LearnedPositionalEmbedding` says so, naming $L$:
+
+# %%
+from pe_helpers.checks import expect_error
+
+with expect_error(PositionOutOfRangeError, match="max_len=16"):
+    trained.positions(torch.zeros(1, L + 1, d_model))      # 17 tokens, 16 rows
+
+# %%
+try:
+    trained.positions.lookup([L])
+except PositionOutOfRangeError as err:
+    assert err.max_len == L and f"max_len={L}" in str(err)
+    print("PositionOutOfRangeError names the table size:", f"max_len={err.max_len}")
+else:
+    raise AssertionError("position L must raise")
+
+# %% [markdown]
+# ## 5 · Enlarging the table gives rows that were never trained
+#
+# **Claim.** We can always make the table longer (`.extended(new_len)` keeps the $L$ trained rows and
+# appends fresh ones), but the new rows have never seen a gradient. Their similarity to the trained
+# rows is that of unrelated random vectors, about $\sqrt{2/(\pi d)}$ in absolute value, and they
+# continue none of the learned band. The model has never learned what they mean (外推, extrapolation, is
+# weak; notebook 05 measures it).
+
+# %% tags=["nbval-ignore-output"]
+bigger = trained.positions.extended(24, seed=1)
+torch.testing.assert_close(bigger.table[:L], trained.positions.table)     # trained rows kept as they are
+plot_similarity_heatmaps({"trained table enlarged to 24 rows": bigger.table.detach(),
+                          "reference: 24 random rows": LearnedPositionalEmbedding(24, d_model, seed=2).table.detach()},
+                         trained_rows={"trained table enlarged to 24 rows": L})
+
+# %%
+big = learned.row_cosine_similarity(bigger.table)
+untrained_vs_trained = big[L:, :L].abs().mean()
+random_level = (2 / (torch.pi * d_model)) ** 0.5
+print(f"mean |cos| between new and trained rows: {untrained_vs_trained:.2f} (random vectors: {random_level:.2f})")
+print(f"cos(p_15, p_14) = {big[15, 14]:+.2f} (trained neighbours), cos(p_16, p_15) = {big[16, 15]:+.2f} (new row)")
+assert abs(untrained_vs_trained - random_level) < 0.05
+assert big[15, 14] > 0.6 and abs(big[16, 15]) < 0.4
+
+# %% [markdown]
+# ## 6 · Slide through the rows
+#
+# **See it.** Move the position $i$. Left: the row $p_i$ (scaled by the table's largest entry).
+# Middle: the similarity heatmap, with row $i$ outlined. Right: $\cos(p_i, p_j)$ for every $j$; the
+# grey band marks the rows added by `.extended` that were never trained. Switch **table** to
+# *before training* to see the random start.
+
+# %% tags=["nbval-ignore-output"]
+learned_position_app()
+
+# %% [markdown]
+# **Check it**: the app shows the same numbers as the compute layer (driven headless here).
+
+# %%
+app = learned_position_app()
+curve = next(ax for ax in app.figure.axes if ax.get_title().startswith("cos(p_i, p_j) for every"))
+for i in (0, 7, 15, 16, 23):
+    app.controls["position"].value = i
+    expected = learned.row_cosine_similarity(bigger.table)[i]
+    torch.testing.assert_close(torch.as_tensor(curve.lines[-2].get_ydata()), expected)
+    assert ("never-trained" in app.caption.value) == (i >= L)
+app.close()
+print("app rows 0, 7, 15 (trained) and 16, 23 (never trained) match the table")
+
+# %% [markdown]
+# > **Misconception:** "a bigger table means the model handles longer inputs". The table can grow
+# > but its new rows are random: computing or allocating a vector for position 20 is not the same as
+# > the model having learned to use it. (The same holds, less visibly, for sinusoidal encodings:
+# > notebooks 03 and 05.)
+#
+# ## Summary
+#
+# * $\tilde X = X + P$ enters before $W_Q, W_K, W_V$: $Q$, $K$ **and** $V$ all change by $PW$. RoPE leaves $V$ alone.
+# * A learned table is an embedding table, $p_i = P[i]$; training gives its rows a structure (here a band).
+# * Position $\ge L$ raises `PositionOutOfRangeError`; enlarged rows are untrained, unrelated to the rest.
+#
+# Next: **03**, a table that is computed instead of learned: the sinusoidal encoding.

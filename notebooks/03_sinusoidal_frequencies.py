@@ -1,0 +1,334 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 03 · Sinusoidal encoding and its frequencies (正弦位置编码)
+#
+# The original Transformer does not learn its position vectors: it *computes* them, with sines and cosines of
+# many frequencies (seed §3.1–3.3). This notebook takes that table apart.
+#
+# **You will be able to**
+# - write the formula and say what each symbol means, and implement it yourself (exercise 3.1);
+# - explain why the frequencies fall *geometrically* (频率按指数衰减) and what range the wavelengths cover;
+# - read the seed's heatmap, and move its sliders (`seq_len`, `d`, `base`);
+# - show that the interleaved and concatenated layouts are the same encoding up to one column permutation
+#   (exercise 3.2);
+# - explain why the seed's float32 code loses accuracy at large positions, and why bf16 is worse.
+#
+# Notation (as in every notebook): `pos` a position, `d` the model dimension, `i` a dimension *pair*
+# (维度组, $0 \le i < d/2$), $\omega_i$ its frequency.
+
+# %%
+# %matplotlib inline
+import math
+
+import matplotlib.pyplot as plt
+import torch
+
+from pe_helpers import inverse_frequencies, layout_permutation, sinusoidal, wavelengths
+from pe_helpers.apps import frequency_heatmap_app
+from pe_helpers.checks import check_concatenated_to_interleaved, check_sinusoidal, example_mistakes
+from pe_helpers.figures import draw_dimension_traces, draw_float32_error, draw_frequencies, draw_layouts
+from pe_helpers.frequencies import (first_unrepresentable_integer, float32_spacing, seed_sinusoidal,
+                                   seed_sinusoidal_rows)
+
+torch.manual_seed(0)
+torch.set_num_threads(1)
+
+# %% [markdown]
+# ## 1 · The formula (公式)
+#
+# **Claim.** For position `pos` and pair `i`, the sinusoidal encoding (正弦位置编码) puts a sine in the even
+# column and a cosine of the *same* frequency in the odd column:
+#
+# $$PE(pos, 2i) = \sin\!\Big(\frac{pos}{\text{base}^{2i/d}}\Big) = \sin(pos\,\omega_i),\qquad
+# PE(pos, 2i+1) = \cos(pos\,\omega_i),\qquad \omega_i = \text{base}^{-2i/d},$$
+#
+# with $\text{base} = 10000$ in the paper and the seed. `pe_helpers.sinusoidal(seq_len, d)` returns this table,
+# rows = positions, columns = dimensions. The cell below checks it against the formula written out by hand.
+
+# %%
+d = 16
+pos = torch.arange(50, dtype=torch.float64)[:, None]
+two_i = torch.arange(0, d, 2, dtype=torch.float64)
+pe = sinusoidal(50, d, dtype=torch.float64)
+torch.testing.assert_close(pe[:, 0::2], torch.sin(pos / 10000 ** (two_i / d)))
+torch.testing.assert_close(pe[:, 1::2], torch.cos(pos / 10000 ** (two_i / d)))
+torch.testing.assert_close(inverse_frequencies(d), 10000 ** (-two_i / d))
+print("PE(pos, 2i) = sin(pos/10000^(2i/d)) and PE(pos, 2i+1) = cos(pos/10000^(2i/d)) for pos < 50, d = 16")
+print("PE(1)[:6] =", [round(v, 4) for v in pe[1, :6].tolist()])
+
+# %% [markdown]
+# ## 2 · The frequencies fall geometrically, not linearly
+#
+# **Claim.** Going from pair $i$ to pair $i+1$ always *multiplies* the frequency by the same factor,
+#
+# $$\frac{\omega_{i+1}}{\omega_i} = \text{base}^{-2/d},$$
+#
+# so on a log axis $\omega_i$ is a straight line (a geometric sequence, 等比数列), not evenly spaced values.
+# The wavelength (波长) of pair $i$, the number of positions for one full turn, is
+# $\lambda_i = 2\pi/\omega_i = 2\pi\cdot\text{base}^{2i/d}$: from $2\pi \approx 6.28$ positions (pair 0, the fastest)
+# up to just below $2\pi\cdot\text{base} \approx 62832$ (the last pair, $i = d/2 - 1$, has $\text{base}^{(d-2)/d}$).
+
+# %% tags=["nbval-ignore-output"]
+fig, (ax_omega, ax_wave) = plt.subplots(1, 2, figsize=(9, 3.6), layout="constrained")
+draw_frequencies(ax_omega, ax_wave, dims=(16, 64, 128), base=10000.0)
+plt.show()
+
+# %%
+for d, base in [(16, 10000.0), (64, 10000.0), (512, 10000.0), (64, 100.0)]:
+    omega, lam = inverse_frequencies(d, base), wavelengths(d, base)
+    ratio = omega[1:] / omega[:-1]
+    torch.testing.assert_close(ratio, torch.full_like(ratio, base ** (-2 / d)))  # geometric
+    steps = omega[:-1] - omega[1:]
+    assert steps[0] > 10 * steps[-1], "linear spacing would have equal steps"
+    assert math.isclose(lam[0], 2 * math.pi), "pair 0 has wavelength 2π"
+    assert 2 * math.pi <= lam.min() and lam.max() < 2 * math.pi * base, "wavelengths lie in [2π, 2π·base)"
+    torch.testing.assert_close(lam[-1], torch.tensor(2 * math.pi * base ** ((d - 2) / d), dtype=torch.float64))
+    print(f"d = {d:3d}, base = {base:7.0f}: ratio ω_(i+1)/ω_i = {base ** (-2 / d):.4f}, "
+          f"wavelengths {lam[0]:.2f} … {lam[-1]:9.1f}  (2π·base = {2 * math.pi * base:.1f})")
+
+# %% [markdown]
+# > **Misconception:** "the frequencies are spread evenly over the dimensions". They are not: half of the pairs
+# > have wavelengths above $2\pi\sqrt{\text{base}} \approx 628$ positions. A larger `d` adds pairs *between*
+# > the same two ends (2π and 2π·base); only `base` moves the slow end.
+
+# %% [markdown]
+# ## 3 · The seed's heatmap (频率热力图), as an app
+#
+# Rows are positions (0 at the top, growing downwards), columns are the pair `i`, colours are
+# $\sin(pos\,\omega_i)$ with the limits −1 … +1 of a diverging colormap. The left columns (high frequency,
+# large $\omega_i$) flip sign every few rows and tell *nearby* positions apart; the right columns (low frequency)
+# change slowly and give a coarse, large-scale position signal. The right panel shows the wavelengths on a log axis.
+#
+# **Try it.** Switch *channel* to `cos`: same frequencies, shifted by a quarter turn. Lower `base` to 100: the
+# right side starts moving. Raise `seq_len` to 512: even the middle columns turn.
+
+# %% tags=["nbval-ignore-output"]
+frequency_heatmap_app()
+
+# %% [markdown]
+# **Check.** Count how often each sin column changes sign over positions 1 … 63: a column with frequency
+# $\omega_i$ crosses zero about $63\,\omega_i/\pi$ times, so the count can only fall from left to right.
+
+# %%
+sin_part = sinusoidal(64, 64)[1:, 0::2]  # rows 1..63: skip sin(0) = 0
+changes = (torch.sign(sin_part[1:]) != torch.sign(sin_part[:-1])).sum(dim=0)
+assert bool((changes[1:] <= changes[:-1]).all()), "sign changes must not increase from left to right"
+assert changes[0] >= 19 and changes[-1] == 0
+print("sign changes over positions 1..63, pairs 0..11:", changes[:12].tolist(), "… last pair:", int(changes[-1]))
+
+# %% [markdown]
+# ## 4 · Sin and cos of a pair: the same wave, a quarter turn apart
+#
+# **Claim.** Columns $2i$ and $2i+1$ share one frequency and differ only by a phase of $\pi/2$:
+# $\cos(pos\,\omega_i) = \sin(pos\,\omega_i + \pi/2)$. Together, $(\sin, \cos)$ is a point on the unit circle,
+# $\sin^2 + \cos^2 = 1$ (notebook 04 builds on this). Below: continuous curves, with the table's entries at
+# integer positions as markers.
+
+# %% tags=["nbval-ignore-output"]
+fig, ax = plt.subplots(figsize=(9, 3.6), layout="constrained")
+draw_dimension_traces(ax, pairs=(0, 2), seq_len=24, d=16)
+plt.show()
+
+# %%
+pe = sinusoidal(300, 32, dtype=torch.float64)
+angles = torch.arange(300, dtype=torch.float64)[:, None] * inverse_frequencies(32)
+torch.testing.assert_close(pe[:, 1::2], torch.sin(angles + math.pi / 2))  # cos = sin shifted by π/2
+torch.testing.assert_close(pe[:, 0::2] ** 2 + pe[:, 1::2] ** 2, torch.ones(300, 16, dtype=torch.float64))
+print("cos(pos·ω_i) = sin(pos·ω_i + π/2) and sin² + cos² = 1 for every pair, pos < 300, d = 32")
+
+# %% [markdown]
+# ### Exercise 3.1 · Implement the sinusoidal table yourself (★☆☆ easy · ~10 min)
+#
+# Write `my_sinusoidal(seq_len, dim)` that returns the `[seq_len, dim]` table of section 1 (interleaved layout:
+# sin in the even columns, cos in the odd ones; base 10000) **without** calling `pe_helpers.sinusoidal`.
+# Hints: `torch.arange(0, dim, 2)` gives the values $2i$; `pe[:, 0::2]` selects the even columns.
+# Run the check cell: it compares your table with the reference for several sizes and names the mistake if it
+# recognises one.
+
+# %% jupyter={"source_hidden": true} pe_exercise="3.1" tags=["solution"]
+import torch
+
+
+def my_sinusoidal(seq_len: int, dim: int) -> torch.Tensor:
+    """The sinusoidal table [seq_len, dim]: PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(same angle)."""
+    position = torch.arange(seq_len, dtype=torch.float64)[:, None]  # [seq_len, 1]
+    two_i = torch.arange(0, dim, 2, dtype=torch.float64)  # [dim/2]: 0, 2, 4, ...
+    angles = position / 10000.0 ** (two_i / dim)  # [seq_len, dim/2]
+    pe = torch.zeros(seq_len, dim)
+    pe[:, 0::2] = torch.sin(angles)
+    pe[:, 1::2] = torch.cos(angles)
+    return pe
+
+
+# %% tags=["check"]
+assert check_sinusoidal(my_sinusoidal)
+
+# %% [markdown]
+# > **Misconception:** the formula is short, and it is often copied with one small slip that still gives a
+# > plausible-looking heatmap. Seen in public code and questions: the cos exponent written $2(i+1)/d$; the column
+# > index $j$ used instead of $2\lfloor j/2\rfloor$ (so sin and cos of a pair get different frequencies); base 1000;
+# > `d_model//2` precedence slips that count the 2 of $2i$ twice; multiplying by $10000^{2i/d}$ where one should
+# > divide; sin in every column; the concatenated layout where the interleaved one was meant. The checker
+# > recognises each of them: below, every buggy version is run through it.
+
+# %%
+for name, (buggy, what) in example_mistakes().items():
+    result = check_sinusoidal(buggy, quiet=True)
+    assert not result and result.mistake == name, (name, result)
+    print(f"rejected, recognised as {result.mistake!r:30} <- {what}")
+print()
+_ = check_sinusoidal(example_mistakes()["cos-exponent"][0])  # what a student sees
+
+# %% [markdown]
+# ## 5 · Two layouts in public code: interleaved and concatenated (交错 vs 拼接)
+#
+# **Claim.** The paper and the seed *interleave* the columns (sin, cos, sin, cos, …); tensor2tensor, fairseq and
+# many RoPE codes *concatenate* them, $[\sin(pos\,\omega_0) \dots \sin(pos\,\omega_{d/2-1}) \mid \cos(pos\,\omega_0)
+# \dots]$. They are the same numbers in another column order: with the fixed permutation
+# $P = [0, 2, 4, \dots, 1, 3, 5, \dots]$,
+#
+# $$PE_{\text{concat}} = PE_{\text{inter}}[:, P],$$
+#
+# and a linear layer absorbs it: if $y = W\,x_{\text{inter}}$, then $W' = W[:, P]$ gives $W' x_{\text{concat}} = y$.
+
+# %% tags=["nbval-ignore-output"]
+fig, (ax_inter, ax_concat) = plt.subplots(1, 2, figsize=(9, 3.6), layout="constrained")
+draw_layouts(ax_inter, ax_concat, seq_len=48, d=32)
+plt.show()
+
+# %%
+d = 32
+inter, concat = sinusoidal(100, d), sinusoidal(100, d, layout="concatenated")
+perm = layout_permutation(d)
+assert torch.equal(concat, inter[:, perm]), "one fixed column permutation maps one layout onto the other"
+assert not torch.equal(concat, inter), "...and they really are in a different order"
+
+layer = torch.nn.Linear(d, 8)  # seeded above: torch.manual_seed(0)
+permuted = torch.nn.Linear(d, 8)
+with torch.no_grad():
+    permuted.weight.copy_(layer.weight[:, perm])  # the same weights, columns reordered like the input
+    permuted.bias.copy_(layer.bias)
+    torch.testing.assert_close(permuted(concat), layer(inter))
+print("P =", perm[:8].tolist(), "…", perm[-4:].tolist())
+print("Linear(W)(interleaved) == Linear(W[:, P])(concatenated), up to float32 rounding")
+
+# %% [markdown]
+# ### Exercise 3.2 · Undo the layout change (★★☆ medium · ~10 min)
+#
+# `layout_permutation(d)` turns the interleaved table into the concatenated one. Write
+# `concatenated_to_interleaved(dim)` returning the column order `order` (a `torch.long` tensor of length `dim`)
+# with `sinusoidal(n, dim, layout="concatenated")[:, order] == sinusoidal(n, dim)`.
+# Think: interleaved column $2i$ is the sin of pair $i$ — where does it sit in the concatenated table? And
+# column $2i+1$?
+
+# %% jupyter={"source_hidden": true} pe_exercise="3.2" tags=["solution"]
+import torch
+
+
+def concatenated_to_interleaved(dim: int) -> torch.Tensor:
+    """Column order with concatenated[:, order] == interleaved: [0, d/2, 1, d/2 + 1, 2, d/2 + 2, ...]."""
+    half = dim // 2
+    sin_cols = torch.arange(half)  # sin of pair i is concatenated column i
+    cos_cols = torch.arange(half) + half  # cos of pair i is concatenated column d/2 + i
+    return torch.stack([sin_cols, cos_cols], dim=1).reshape(-1)
+
+
+# %% tags=["check"]
+assert check_concatenated_to_interleaved(concatenated_to_interleaved)
+
+
+# %% [markdown]
+# > **Misconception:** "interleaved and concatenated are two different encodings". They carry exactly the same
+# > information; the first linear layer can learn either. What does matter: a *pretrained* model's weights are
+# > tied to the layout it was trained with. Feed it the other layout without permuting the weights and it
+# > silently breaks. (Notebook 06 meets the same choice for RoPE: interleaved pairs vs the "half" split.)
+
+# %% [markdown]
+# ## 6 · Numerical precision (数值精度): float32 angles, bf16 positions
+#
+# **Claim.** The seed's implementation does every step in float32, including the angle `pos * inv_freq`.
+# A float32 number has 24 significant bits, so near $x$ consecutive float32 values are one *ulp* apart,
+# $\text{ulp}(x) = 2^{\lfloor\log_2 x\rfloor - 23}$: about 0.0078 near $10^5$ and 0.0625 near $10^6$. Rounding
+# $pos\cdot\omega_i$ (and $\omega_i$ itself) to float32 moves the angle by up to about one ulp of $pos$, and the sine
+# inherits that error: about $10^{-3}$ near position $10^5$ and $10^{-2}$ near $10^6$.
+# `pe_helpers.sinusoidal` forms the angles in float64 and rounds only the final values (error below $10^{-6}$).
+#
+# Here is the seed's code, verbatim:
+
+# %%
+def sinusoidal_position_embedding(seq_len: int, dim: int, base: float = 10000.0):
+    position = torch.arange(seq_len).float().unsqueeze(1)          # [seq_len, 1]
+    index = torch.arange(0, dim, 2).float()                        # [dim / 2]
+    inv_freq = base ** (-index / dim)                              # [dim / 2]
+
+    angles = position * inv_freq                                  # [seq_len, dim / 2]
+    pe = torch.zeros(seq_len, dim)
+    pe[:, 0::2] = torch.sin(angles)
+    pe[:, 1::2] = torch.cos(angles)
+    return pe
+
+
+seed_table = sinusoidal_position_embedding(4096, 64)
+assert torch.equal(seed_table, seed_sinusoidal(4096, 64)), "pe_helpers keeps the seed's recipe as seed_sinusoidal"
+some = torch.tensor([0, 1, 255, 4095])
+assert torch.equal(seed_sinusoidal_rows(some, 64), seed_table[some]), "same float32 operations, row by row"
+print("the seed's recipe, rebuilt row by row, matches bit for bit: we can evaluate it at position 1e6",
+      "without a 1e6-row table")
+
+# %%
+d = 64
+positions = torch.unique(torch.logspace(0, 6, 61, dtype=torch.float64).round().long())
+exact = torch.stack([sinusoidal(1, d, offset=int(p), dtype=torch.float64)[0] for p in positions])
+helper = torch.stack([sinusoidal(1, d, offset=int(p))[0] for p in positions]).double()  # float32 output
+seed = seed_sinusoidal_rows(positions, d).double()
+seed_error = (seed - exact).abs().amax(dim=1)
+helper_error = (helper - exact).abs().amax(dim=1)
+spacing = float32_spacing(positions)
+
+# %% tags=["nbval-ignore-output"]
+fig, ax = plt.subplots(figsize=(8, 3.6), layout="constrained")
+draw_float32_error(ax, positions, seed_error, helper_error, spacing)
+plt.show()
+
+# %%
+assert bool((seed_error <= spacing).all()), "the seed's error stays below one float32 spacing of pos"
+at = {int(p): float(e) for p, e in zip(positions, seed_error)}
+assert at[100000] > 1e-3 and at[1000000] > 1e-2, "float32 angles are visibly off at large positions"
+assert float(helper_error.max()) < 1e-6, "float64 angles: float32 output within 1e-6 up to 1e6"
+for p in (10000, 100000, 1000000):
+    print(f"pos = {p:>7}: float32 spacing {float(float32_spacing(p)):.4f}, seed recipe error ≈ "
+          f"{at[p]:.0e}, pe_helpers error < 1e-6")
+
+# %% [markdown]
+# **bf16.** Many models run in bfloat16, which keeps only 8 significant bits: every integer up to 256 is exact,
+# but 257 is not (it rounds to 256); between 256 and 512 only even numbers exist, then multiples of 4, ….
+# So a bf16 `position` tensor cannot even hold most positions above 256, before any sine is taken:
+# compute positions and angles in float32 or, better, float64.
+
+# %%
+assert first_unrepresentable_integer(torch.bfloat16) == 257
+positions = torch.arange(4096, dtype=torch.float64)
+exact = positions.to(torch.bfloat16).double() == positions
+assert bool(exact[:257].all()) and not bool(exact[257])
+assert float(torch.tensor(257.0).bfloat16()) == 256.0
+print(f"bf16 stores every position 0..256 exactly; 257 becomes {float(torch.tensor(257.0).bfloat16()):.0f}; "
+      f"of positions 257..4095 only {int(exact[257:].sum())} of {4096 - 257} are exact")
+
+# %% [markdown]
+# ## Summary
+#
+# - $PE(pos, 2i) = \sin(pos\,\omega_i)$, $PE(pos, 2i+1) = \cos(pos\,\omega_i)$, $\omega_i = \text{base}^{-2i/d}$;
+#   the two columns of a pair share one frequency, a quarter turn apart.
+# - The frequencies fall geometrically; wavelengths run from $2\pi$ to just below $2\pi\cdot\text{base}$.
+# - Interleaved and concatenated layouts differ by one fixed permutation, which a linear layer absorbs.
+# - Compute angles in float64 (float32 angles lose ~1e-2 near position 1e6; bf16 cannot store position 257).
+#
+# **Next, notebook 04:** each (sin, cos) pair is a point on the unit circle, and moving from `pos` to `pos + k`
+# is a rotation $R(k)$ that does not depend on `pos`.

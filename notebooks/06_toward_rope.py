@@ -1,0 +1,506 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 06 · Toward RoPE: rotate q and k instead of adding p (旋转位置编码)
+#
+# The seed ends where absolute encodings run out: relative distance is only implicit, and content and position share
+# one vector. It points to relative encodings and RoPE (rotary position embedding, 旋转位置编码) as the next step.
+# This notebook is that bridge, and it closes the collection. RoPE keeps notebook 04's rotation $R(k)$, but instead
+# of *adding* a position vector to $x$ it *rotates* the query and the key, so the rotation acts inside the dot
+# product (点积).
+#
+# **You will be able to**
+# - rotate $q$ and $k$ by their positions and show that $q^\top k$ then depends only on the offset (相对位置) $n - m$,
+#   while the values V carry no position (exercises 6.1 and 6.2);
+# - relate `apply_rope` to notebook 04's `shift_matrix`, sign conventions included;
+# - tell the interleaved layout (GPT-J, RoFormer) from the half-split one (GPT-NeoX, Llama-family `rotate_half`) and
+#   convert one into the other with a single permutation (exercise 6.3);
+# - explain why RoPE angles are formed in float32 or float64, never bf16, for long contexts (精度, precision);
+# - compare learned, sinusoidal, RoPE and no encoding side by side, with the results of notebook 05's lab.
+
+# %%
+# %matplotlib inline
+import math
+
+import matplotlib.pyplot as plt
+import torch
+from IPython.display import Markdown, display
+
+from pe_helpers import SelfAttention, apply_rope, shift_matrix, sinusoidal
+from pe_helpers.apps import rope_shift_app
+from pe_helpers.checks import check_relative_score, check_rope_attention, check_rope_pair, example_rope_mistakes
+from pe_helpers.figures import draw_angle_error, draw_score_matrices
+from pe_helpers.comparison import comparison_table, format_comparison_table
+from pe_helpers.extrapolation import reference_results
+from pe_helpers.rope import (angles_in_dtype, demo_query_key, interleaved_to_half_permutation, pair_swap_permutation,
+                             rope_matrix, shifted_scores)
+
+torch.manual_seed(0)
+torch.set_num_threads(1)
+
+# %% [markdown]
+# ## 1 · Rotate q and k, do not add to x
+#
+# **Claim.** An absolute encoding adds $p_m$ to $x_m$ before the projections, so $q_m = W_Q^\top(x_m + p_m)$,
+# $k_n = W_K^\top(x_n + p_n)$ and also $v_n = W_V^\top(x_n + p_n)$. RoPE adds nothing. It rotates the query (查询)
+# and the key (键) of every attention layer by the angle of their own position, and leaves the value (值) alone:
+#
+# $$\tilde q_m = \mathcal{R}_m\, q_m,\qquad \tilde k_n = \mathcal{R}_n\, k_n,\qquad v_n = W_V^\top x_n,\qquad
+# \tilde q_m^\top \tilde k_n = q_m^\top \mathcal{R}_m^\top \mathcal{R}_n\, k_n = q_m^\top\, \mathcal{R}_{n-m}\, k_n .$$
+#
+# $\mathcal{R}_m$ is block-diagonal, one 2×2 rotation by $m\,\omega_i$ per pair $i$, with notebook 03's frequencies
+# $\omega_i = 10000^{-2i/d}$. Rotations compose ($\mathcal{R}_a\mathcal{R}_b = \mathcal{R}_{a+b}$) and undo by transposing
+# ($\mathcal{R}_m^\top = \mathcal{R}_{-m}$), so only the offset $n - m$ survives in the score: move the whole
+# sentence by $t$ positions and no score changes.
+#
+# **Check it.** Six tokens through one attention head (`SelfAttention`, float64). Scores with the sentence at
+# positions $t \dots t+5$, for 101 shifts $t$ up to 5000; then single pairs $(m, n)$ against $(m+t, n+t)$.
+
+# %%
+d, n = 16, 6
+head = SelfAttention(d, seed=0).double()
+x = torch.randn(n, d, dtype=torch.float64)  # six tokens' content; no position is added to x
+with torch.no_grad():
+    q, k, v = head.project(x)
+pos = torch.arange(n)
+
+
+def rope_scores_at(start: int) -> torch.Tensor:
+    # scores (R_m q_m)·(R_n k_n) with the sentence at positions start .. start + n - 1
+    return apply_rope(q, pos + start) @ apply_rope(k, pos + start).T
+
+
+shifts = range(0, 5001, 50)
+for t in shifts:
+    torch.testing.assert_close(rope_scores_at(t), rope_scores_at(0), atol=1e-9, rtol=0)
+print(f"all {n}×{n} scores identical for {len(shifts)} shifts t = 0, 50, ..., 5000")
+
+q0, k0 = q[0], k[1]
+for m, n_ in [(5, 2), (2, 5), (40, 3), (0, 63)]:
+    s = shifted_scores(q0, k0, m, n_, torch.arange(0, 2001))  # (R_{m+t} q)·(R_{n+t} k) for t = 0..2000
+    torch.testing.assert_close(s, s[:1].expand_as(s), atol=1e-9, rtol=0)
+    print(f"(m, n) = ({m:2d}, {n_:2d}), offset n - m = {n_ - m:+3d}: score {float(s[0]):+.4f} for all 2001 shifts")
+assert not math.isclose(float(shifted_scores(q0, k0, 5, 2, [0])[0]), float(shifted_scores(q0, k0, 2, 5, [0])[0])), \
+    "offsets +3 and -3 give different scores: RoPE sees direction, not only distance"
+
+
+# %% [markdown]
+# The last assert is a difference from notebook 04: there $PE(p)\cdot PE(p+k)$ was the same for $+k$ and $-k$.
+# Here $q^\top\mathcal{R}_{3}k \ne q^\top\mathcal{R}_{-3}k$, because $q$ and $k$ are different vectors: the score knows
+# which token comes first.
+#
+# **Claim.** V is untouched: the values are $W_V^\top x_n$ whatever the positions, while an added encoding puts
+# position into every value.
+
+# %%
+def layer(start: int, scheme: str) -> tuple[torch.Tensor, torch.Tensor]:
+    # (output, values) of the head with the sentence at positions start .. start + n - 1
+    if scheme == "rope":
+        qq, kk, vv = apply_rope(q, pos + start), apply_rope(k, pos + start), v
+    else:  # "sinusoidal": PE added to x before the projections
+        pe = sinusoidal(start + n, d, dtype=torch.float64)[start:]
+        with torch.no_grad():
+            qq, kk, vv = head.project(x + pe)
+    weights = torch.softmax(qq @ kk.T / math.sqrt(d), dim=-1)
+    return weights @ vv, vv
+
+
+out0, v_rope = layer(0, "rope")
+with torch.no_grad():
+    assert torch.equal(v_rope, x @ head.W_V), "RoPE's values are W_V x: no position in V"
+for t in (1, 37, 1000):
+    out_t, v_t = layer(t, "rope")
+    assert torch.equal(v_t, v_rope)
+    torch.testing.assert_close(out_t, out0, atol=1e-9, rtol=0)  # whole output unchanged by the shift
+_, v_add0 = layer(0, "sinusoidal")
+_, v_add37 = layer(37, "sinusoidal")
+change = float((v_add37 - v_add0).norm() / v_add0.norm())
+assert change > 0.1
+print(f"RoPE: V identical at every start, output identical; added PE: V changes by {change:.0%} when the "
+      f"sentence starts at 37 instead of 0")
+
+# %% [markdown]
+# **See it.** For one query content $q$ and one key content $k$ placed at every pair of positions $(m, n)$: the additive
+# score $(q + PE(m))^\top(k + PE(n))$ on the left, the rotary score $(\mathcal{R}_m q)^\top(\mathcal{R}_n k)$ on the
+# right. The right matrix is constant along every diagonal $n - m = \text{const}$ (a Toeplitz matrix); the left one is not.
+
+# %% tags=["nbval-ignore-output"]
+qc, kc = demo_query_key(d)
+fig, (ax_add, ax_rope) = plt.subplots(1, 2, figsize=(9, 3.9), layout="constrained")
+draw_score_matrices(ax_add, ax_rope, qc, kc, n=48)
+plt.show()
+
+# %% [markdown]
+# **See it, move it.** The app puts the query at $m + t$ and the key at $n + t$. Left: pair $i$ of both rotated vectors
+# (dashed: before rotation). Right: the whole score against the shift $t$, and the additive score beside it.
+#
+# **Try it.** Move `shift t`: both arrows turn by the same angle $t\,\omega_i$, the angle between them stays, and the
+# blue score does not move while the orange one wanders. Then move `query m` or `key n`: now the angle changes, and
+# the blue line jumps to a new level. Raise `pair i`: slower pairs turn less per step.
+
+# %% tags=["nbval-ignore-output"]
+rope_shift_app()
+
+
+# %% [markdown]
+# > **Misconception:** "RoPE is one more vector added to the token embedding". Nothing is added, and nothing happens at the
+# > input: RoPE acts inside every attention layer, after $W_Q$ and $W_K$, on $q$ and $k$ only. A related slip is to rotate
+# > V as well. The RoFormer paper rotates only the query and the key; Hugging Face's RoFormer code has an opt-in
+# > `rotary_value` flag (default `False`) for a variant that also rotates the values. With V rotated, a token's value
+# > depends on its absolute position again, and the output of the shifted sentence changes (the checker of exercise 6.3
+# > calls this mistake `rotated-v`):
+
+# %%
+def output_with_v_rotated(start: int) -> torch.Tensor:
+    p = pos + start
+    weights = torch.softmax(apply_rope(q, p) @ apply_rope(k, p).T / math.sqrt(d), dim=-1)
+    return weights @ apply_rope(v, p)  # the slip: V rotated too
+
+
+moved = float((output_with_v_rotated(37) - output_with_v_rotated(0)).abs().max())
+assert moved > 0.1
+print(f"V rotated too: the output changes by up to {moved:.2f} when the sentence starts at 37 instead of 0")
+
+# %% [markdown]
+# ## 2 · The same rotation as notebook 04, now inside the dot product (旋转矩阵)
+#
+# **Claim.** $\mathcal{R}_m$ is notebook 04's $R(m)$, read with each pair the other way round. `shift_matrix(k)`
+# moves $(\sin, \cos)$ pairs, i.e. points stored as $(y, x)$; `apply_rope` turns pairs $(a, b)$ stored as $(x, y)$,
+# counter-clockwise:
+#
+# $$\mathcal{R}_m = \operatorname{diag}_i\begin{bmatrix}\cos m\omega_i & -\sin m\omega_i\\ \sin m\omega_i & \cos m\omega_i\end{bmatrix}
+# = R(m)^\top = R(-m) = S\,R(m)\,S,$$
+#
+# with $S$ the permutation that swaps the two entries of every pair. In notebook 04's notation the score is
+# $(\mathcal{R}_m q)^\top(\mathcal{R}_n k) = q^\top R(m)\,R(-n)\,k = q^\top R(m - n)\,k$: the same $R(k)$, with
+# $k = m - n$, now between $q$ and $k$. And RoPE applied to the constant vector $(1, 0, 1, 0, \dots)$ at position $m$
+# gives $(\cos m\omega_i, \sin m\omega_i)$: notebook 03's table with each pair swapped.
+
+# %%
+S = pair_swap_permutation(d)
+for m in (0, 1, 5, 37, -8, 1000):
+    R_m = rope_matrix(m, d)
+    torch.testing.assert_close(apply_rope(x, [m] * n), x @ R_m.T)  # apply_rope = multiply by R_m
+    torch.testing.assert_close(R_m, shift_matrix(m, d).T)  # notebook 04's R(m), transposed
+    torch.testing.assert_close(R_m, shift_matrix(m, d)[S][:, S])  # = S R(m) S: the pairs read (x, y)
+assert not torch.allclose(rope_matrix(5, d), shift_matrix(5, d)), "same rotation, opposite sign convention"
+for a, b in [(3, 4), (10, -25), (-7, 1000)]:
+    torch.testing.assert_close(rope_matrix(a, d) @ rope_matrix(b, d), rope_matrix(a + b, d))  # R_a R_b = R_(a+b)
+    torch.testing.assert_close(rope_matrix(a, d).T, rope_matrix(-a, d))  # R_aᵀ = R_(-a)
+for m, n_ in [(5, 2), (2, 5), (40, 3), (1000, 999)]:
+    score = float(apply_rope(q0[None], [m])[0] @ apply_rope(k0[None], [n_])[0])
+    assert math.isclose(score, float(q0 @ shift_matrix(m - n_, d) @ k0), abs_tol=1e-9)
+ones = torch.tensor([1.0, 0.0] * (d // 2), dtype=torch.float64)
+torch.testing.assert_close(apply_rope(ones.expand(50, d), torch.arange(50)), sinusoidal(50, d, dtype=torch.float64)[:, S])
+print("apply_rope(x, m) = R_m x with R_m = R(m)ᵀ = S R(m) S; (R_m q)·(R_n k) = q·R(m - n)k; "
+      "RoPE of (1, 0, 1, 0, ...) = the sinusoidal table, pairs swapped")
+
+# %% [markdown]
+# ### Exercise 6.1 · RoPE for one pair (★☆☆ easy · ~5 min)
+#
+# Write `rotate_pair(pair, position, omega)`: `pair` is a tensor `(a, b)`; return the tensor `(a', b')` turned
+# counter-clockwise by $\theta = position\cdot\omega$, i.e. $a' = a\cos\theta - b\sin\theta$, $b' = a\sin\theta + b\cos\theta$.
+# This is all of RoPE: `apply_rope` does it for every pair $i$ (with $\omega_i$) of every row (with its position).
+
+# %% jupyter={"source_hidden": true} pe_exercise="6.1" tags=["solution"]
+import math
+
+import torch
+
+
+def rotate_pair(pair: torch.Tensor, position: float, omega: float) -> torch.Tensor:
+    """(a, b) turned by θ = position·ω: (a cos θ - b sin θ, a sin θ + b cos θ)."""
+    a, b = float(pair[0]), float(pair[1])
+    theta = position * omega
+    return torch.tensor([a * math.cos(theta) - b * math.sin(theta), a * math.sin(theta) + b * math.cos(theta)])
+
+
+# %% tags=["check"]
+assert check_rope_pair(rotate_pair)
+
+# %% [markdown]
+# > **Misconception:** "`shift_matrix` and `apply_rope` disagree by a sign, so one of them is wrong". Both are right;
+# > they store the pair in opposite orders. Using notebook 04's block $\begin{bmatrix}\cos & \sin\\ -\sin & \cos\end{bmatrix}$
+# > on $(a, b) = (x, y)$ turns the pair backwards. Backwards for both $q$ and $k$ still gives a score that depends only on
+# > $m - n$, but with the direction flipped, $q^\top\mathcal{R}_{m-n}k$ instead of $q^\top\mathcal{R}_{n-m}k$; such a model
+# > does not match weights trained with the usual sign. The checker calls this mistake `wrong-sign`:
+
+# %%
+wrong = example_rope_mistakes("6.1")["wrong-sign"]  # (a, b) turned by -θ
+result = check_rope_pair(wrong, quiet=True)
+assert not result and result.mistake == "wrong-sign"
+print(result)
+for m, n_ in [(5, 2), (40, 3)]:
+    backwards = lambda a, b: float(apply_rope(q0[None], [-a])[0] @ apply_rope(k0[None], [-b])[0])  # noqa: E731
+    assert math.isclose(backwards(m, n_), backwards(m + 100, n_ + 100), abs_tol=1e-9)  # still only the offset
+    assert math.isclose(backwards(m, n_), float(shifted_scores(q0, k0, n_, m, [0])[0]), abs_tol=1e-9)  # q·R(m-n)k
+
+# %% [markdown]
+# ### Exercise 6.2 · The score from the offset alone (★★☆ medium · ~10 min)
+#
+# Show that the score depends only on $m - n$ by computing it *without* the two positions. Write
+# `relative_score(q, k, offset)` returning the number $q^\top\mathcal{R}_{\text{offset}}\,k$, using **one** rotation
+# (`apply_rope` is allowed). The checker compares `relative_score(q, k, n - m)` with the two-rotation score
+# $(\mathcal{R}_m q)^\top(\mathcal{R}_n k)$ for several $(m, n)$, shifted copies of one offset included.
+# Hint: which of the two vectors should turn, and by $n - m$ or by $m - n$?
+
+# %% jupyter={"source_hidden": true} pe_exercise="6.2" tags=["solution"]
+import torch
+
+from pe_helpers import apply_rope
+
+
+def relative_score(q: torch.Tensor, k: torch.Tensor, offset: int) -> float:
+    """(R_m q)·(R_n k) computed from the offset n - m alone, with a single rotation."""
+    return float(q @ apply_rope(k[None], [offset])[0])
+
+
+# %% tags=["check"]
+assert check_relative_score(relative_score)
+
+# %% [markdown]
+# ## 3 · Two layouts in public code: interleaved and half-split (置换)
+#
+# **Claim.** Public RoPE code pairs the dimensions in one of two ways:
+#
+# | layout | pairs | public code (file, function) |
+# |---|---|---|
+# | interleaved | $(2i,\ 2i+1)$ | RoFormer (Hugging Face `modeling_roformer.py`, `apply_rotary_position_embeddings`); GPT-J (Hugging Face `modeling_gptj.py`, `rotate_every_two`); Meta's reference LLaMA code (`meta-llama/llama`, `llama/model.py`, `apply_rotary_emb`, adjacent pairs as complex numbers via `torch.view_as_complex`) |
+# | half-split | $(i,\ i + d/2)$ | GPT-NeoX (`EleutherAI/gpt-neox`, `megatron/model/positional_embeddings.py`, `rotate_half`); Hugging Face Llama and the many models derived from it (`modeling_llama.py`, `rotate_half`) |
+#
+# They are the same encoding up to one fixed permutation $P$ of the dimensions (even ones first, then odd ones, as in
+# notebook 03's two layouts): $\text{rope}_{\text{half}}(Px) = P\,\text{rope}_{\text{interleaved}}(x)$. Since
+# $(Pq)^\top(Pk) = q^\top k$, permuting the output dimensions of $W_Q$ and $W_K$ (not $W_V$) turns a model of one kind
+# into the other with identical scores. Hugging Face's Llama code says so in a comment ("Different from paper, but it uses
+# a different permutation in order to obtain the same calculation"), and its weight converter
+# `convert_llama_weights_to_hf.py` applies exactly this permutation to `wq` and `wk` ("permute for sliced rotary"), and
+# not to `wv`.
+
+# %%
+P = interleaved_to_half_permutation(d)
+print("P =", P.tolist())
+positions = torch.tensor([0, 3, 17, 250, 4000, 65535])
+xs = torch.randn(6, d, dtype=torch.float64)
+torch.testing.assert_close(apply_rope(xs[:, P], positions, layout="half"), apply_rope(xs, positions)[:, P])
+assert not torch.allclose(apply_rope(xs, positions, layout="half"), apply_rope(xs, positions)), \
+    "without P the two layouts give different vectors"
+
+W_Q, W_K, W_V = (w.detach() for w in (head.W_Q, head.W_K, head.W_V))
+scores_inter = apply_rope(x @ W_Q, pos) @ apply_rope(x @ W_K, pos).T  # interleaved model
+scores_half = apply_rope(x @ W_Q[:, P], pos, layout="half") @ apply_rope(x @ W_K[:, P], pos, layout="half").T
+torch.testing.assert_close(scores_half, scores_inter)  # W_Q, W_K permuted: the same scores
+wrong = apply_rope(x @ W_Q, pos, layout="half") @ apply_rope(x @ W_K, pos, layout="half").T
+gap = float((wrong - scores_inter).abs().max())
+assert gap > 0.1
+print(f"half layout with permuted W_Q, W_K: identical scores; without the permutation the scores are off by up "
+      f"to {gap:.2f}")
+
+# %% [markdown]
+# ### Exercise 6.3 · Attention with RoPE (★★☆ medium · ~10 min)
+#
+# Write `rope_attention(q, k, v, positions)` for one head without a mask: rotate `q` and `k` (shape `[n, d]`) by
+# `positions` in the **interleaved** layout (`apply_rope`'s default), then return
+# $\text{softmax}\big(\tilde Q\tilde K^\top/\sqrt{d}\big)\,V$. The checker recognises rotating V too, the half layout,
+# the wrong sign, rotating only one of q and k, and a missing $\sqrt{d}$.
+
+# %% jupyter={"source_hidden": true} pe_exercise="6.3" tags=["solution"]
+import math
+
+import torch
+
+from pe_helpers import apply_rope
+
+
+def rope_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """softmax((R q)(R k)ᵀ/√d) v: q and k rotated by their positions (interleaved), v untouched."""
+    q, k = apply_rope(q, positions), apply_rope(k, positions)
+    return torch.softmax(q @ k.T / math.sqrt(q.shape[-1]), dim=-1) @ v
+
+
+# %% tags=["check"]
+assert check_rope_attention(rope_attention)
+
+# %% [markdown]
+# > **Misconception:** "interleaved and half-split RoPE are different encodings" (or: "they are the same, so the layout
+# > does not matter"). Both halves are half true. They are the same encoding up to $P$, so a model trained with one can
+# > be converted exactly. But weights trained with one layout and run with the other, *without* permuting $W_Q$ and
+# > $W_K$, get wrong scores (the `gap` above). The checker calls the mix-up `half-layout`:
+
+# %%
+result = check_rope_attention(example_rope_mistakes("6.3")["half-layout"], quiet=True)
+assert not result and result.mistake == "half-layout"
+print(result)
+
+# %% [markdown]
+# ## 4 · Precision: form the angle in float32 or float64, not bf16 (精度)
+#
+# **Claim.** The rotation angle $m\,\omega_i$ grows with the position: for pair 0 ($\omega_0 = 1$) it is $m$ radians.
+# A number format with $p$ significant bits rounds $m$ to a spacing of $2^{\lfloor\log_2 m\rfloor + 1 - p}$. bfloat16
+# has $p = 8$: above 256 it cannot even hold every integer position (257 becomes 256, 4097 becomes 4096), so the angle
+# is off by whole radians and the direction of the pair is lost. float16 ($p = 11$) overflows above 65504. float32
+# ($p = 24$) is off by about $m \cdot 2^{-24}$: $\sim10^{-3}$ rad near $10^5$. `pe_helpers` forms every angle in float64.
+
+# %%
+for dtype, p in ((torch.bfloat16, 8), (torch.float16, 11), (torch.float32, 24)):
+    assert torch.finfo(dtype).eps == 2.0 ** (1 - p)  # spacing at m is eps·2^floor(log2 m) = 2^(floor(log2 m) + 1 - p)
+assert torch.tensor(257.0).bfloat16().item() == 256.0 and torch.tensor(4097.0).bfloat16().item() == 4096.0
+distinct = torch.arange(4096).bfloat16().unique().numel()
+assert distinct < 1000
+print(f"bfloat16 holds only {distinct} distinct values for the 4096 positions 0..4095")
+
+probe = torch.tensor([257.0, 1001.0, 4097.0, 10001.0, 100003.0, 1000003.0])
+exact = angles_in_dtype(probe, d)  # float64
+print("position   " + "".join(f"{int(p):>10d}" for p in probe))
+errors = {}
+for dtype in (torch.bfloat16, torch.float16, torch.float32):
+    errors[dtype] = (angles_in_dtype(probe, d, dtype=dtype) - exact).abs().amax(dim=-1)
+    print(f"{str(dtype)[6:]:<11}" + "".join(f"{e:>10.2g}" for e in errors[dtype].tolist()))
+assert float(errors[torch.bfloat16][0]) >= 1.0 and float(errors[torch.bfloat16][3]) > 10
+assert math.isinf(float(errors[torch.float16][-1]))
+assert float(errors[torch.float32][4]) < 1e-3 and float(errors[torch.float32][-1]) < 1e-2
+
+# %% tags=["nbval-ignore-output"]
+fig, ax = plt.subplots(figsize=(8, 3.6), layout="constrained")
+draw_angle_error(ax, torch.logspace(1, 6, 41).round(), d)
+plt.show()
+
+# %% [markdown]
+# **Claim.** The rounding breaks RoPE's promise itself. The score of a query at $m + t$ and a key at $n + t$ should be one
+# number for every shift $t$; with the angles rounded per position it drifts, a little in float32, completely in bf16.
+# A rounded *frequency* (the same wrong $\omega_i$ at every position) is a different matter: the score still depends only
+# on $n - m$, just not in the way the model was trained.
+
+# %%
+shifts = torch.arange(0, 100001, 1000)
+drift = {}
+for dtype in (torch.float64, torch.float32, torch.bfloat16):
+    s = shifted_scores(qc, kc, 5, 2, shifts, angle_dtype=dtype)
+    drift[dtype] = float((s - s[0]).abs().max())
+    shown = "< 1e-9" if drift[dtype] < 1e-9 else f"{drift[dtype]:.2g}"
+    print(f"angles in {str(dtype)[6:]:<8}: score at (5 + t, 2 + t), t <= 100000, drifts by up to {shown}"
+          f" (score at t = 0: {float(s[0]):+.4f})")
+assert drift[torch.float64] < 1e-9 < drift[torch.float32] < 1e-2 < 1.0 < drift[torch.bfloat16]
+
+far = shifted_scores(qc, kc, 1005, 2, shifts, frequency_dtype=torch.bfloat16)  # ω_i rounded to bf16, angles exact
+true = float(shifted_scores(qc, kc, 1005, 2, [0])[0])
+assert float((far - far[0]).abs().max()) < 1e-9 and abs(float(far[0]) - true) > 0.1
+print(f"ω rounded to bf16: still one score for every shift ({float(far[0]):+.4f}), but not the true one ({true:+.4f})")
+
+# %% [markdown]
+# These are public bug reports, cited as facts (repository, number, title):
+#
+# - EleutherAI/gpt-neox issue #1003, "RotaryEmbedding computation is wrong for certain position/feature pairs in reduced
+#   precision (both fp16 and bfloat)" (2023): with the table built in fp16 (d = 32, 2048 positions), the angle of position
+#   1857, feature 1 is 1044.27 in float32 but 1045 in fp16, and the cos table is off by up to 0.78. The cell below
+#   reproduces these numbers.
+# - huggingface/transformers issue #25681, "LlamaRotaryEmbedding (wrong cache value when casting model to
+#   float16/bfloat16)" (2023).
+# - huggingface/transformers pull request #29285, "RoPE loses precision for Llama / Gemma + Gemma logits.float()"
+#   (merged, 2024): under bf16 autocast the RoPE angles were computed in bf16 and lost precision "dramatically especially
+#   for very large context lengths". Since then `LlamaRotaryEmbedding.forward` disables autocast around the angle
+#   computation, with the comment "Force float32 since bfloat16 loses precision on long contexts".
+# - huggingface/transformers issue #29496, "Precision issues in Mistral rotary embeddings" (2024): in bf16 mixed-precision
+#   training, `inv_freq` was in bf16 and the rebuilt sin/cos tables were wrong.
+# - KellerJordan/modded-nanogpt issue #39, "RoPE has precision errors when used with BFloat16" (2024): the cos/sin tables
+#   were stored in bf16.
+# - sgl-project/sglang-jax issue #1472, "[Bug] RoPE inverse frequencies are quantized before phase computation",
+#   fixed by pull request #1473, "fix(rope): compute rotary phases in float32".
+
+# %%
+# EleutherAI/gpt-neox #1003: d = 32, positions 0..2047, inverse frequencies and positions in fp16
+table_positions = torch.arange(2048.0)
+a32 = angles_in_dtype(table_positions, 32, dtype=torch.float32)
+a16 = angles_in_dtype(table_positions, 32, dtype=torch.float16)
+print(f"position 1857, feature 1: angle {float(a32[1857, 1]):.2f} in float32, {float(a16[1857, 1]):.0f} in float16")
+worst = float((a16.cos() - a32.cos()).abs().max())
+assert round(float(a32[1857, 1]), 2) == 1044.27 and float(a16[1857, 1]) == 1045.0 and round(worst, 2) == 0.78
+print(f"largest error of the cos table: {worst:.2f}")
+
+# %% [markdown]
+# > **Misconception:** "bf16 is fine for RoPE because sin and cos lie in [−1, 1]". The output range is not the problem:
+# > the *argument* $m\,\omega_i$ is, and it grows to thousands of radians. Form positions, frequencies and their product
+# > in float32 (better float64), take sin and cos, and only then cast down to the model's dtype if you must.
+
+# %% [markdown]
+# ## 5 · Side by side: four ways to give attention a sense of order
+#
+# **Claim.** The four schemes of this collection differ in *what* carries position, *where* it enters, whether the
+# values carry it, and whether the score sees relative distance directly. The table below is built, not typed:
+# "V carries position" and "relative distance explicit" are measured by `pe_helpers.rope.position_probe` (one repeated
+# token through one attention head: any difference between positions comes from the scheme), and the last column is
+# read from the committed results of notebook 05's extrapolation lab (`pe_helpers.extrapolation.reference_results()`: copy task,
+# trained at copy lengths up to $L$, tested up to $4L$; token accuracy, chance $= 1/\text{vocab size}$).
+
+# %%
+results = reference_results()
+print(results.table())
+
+# %%
+rows = comparison_table(results)
+display(Markdown(format_comparison_table(rows)))
+
+# %% [markdown]
+# **What the lab says** (last column: mean token accuracy over the copy lengths named; chance is 0.10; the cell below
+# asserts each point):
+#
+# - **Learned absolute.** The trained table has no row past its training positions: the model cannot run at all
+#   (`PositionOutOfRangeError`). Grown with fresh rows it runs, but those rows were never trained, and accuracy falls
+#   towards chance.
+# - **Sinusoidal absolute.** The encoding can be computed at every position, and the model is perfect up to $L$, yet it
+#   already degrades just past $L$ and collapses from $2L$ on. Being able to compute an encoding for a longer position is
+#   not the same as the model having learned to use it: the seed's point, measured.
+# - **RoPE.** It holds just past $L$, where both absolute schemes already fail, and then collapses as well. Making relative
+#   distance explicit helps a little, but it is not extrapolation to any length.
+# - **No PE with a causal mask.** The mask alone is enough to learn some order, but in this small lab it is the weakest
+#   scheme even at $n \le L$, and it does not extrapolate either (Kazemnejad et al. 2023 found NoPE extrapolating better
+#   than absolute and rotary encodings on their tasks; a tiny two-layer model on this copy task does not show that).
+
+# %%
+by = {row.key: row for row in rows}
+L = results.train_len
+# learned: no vector past its training positions; untrained extra rows do not help
+assert not results.can_run("learned", L + 1) and by["learned"].lab.near is None
+assert by["learned"].extended.far_verdict == "collapses"
+# sinusoidal: computable at every length, perfect at n <= L, and still fails past L
+assert all(results.can_run("sinusoidal", n) for n in results.lengths)
+assert by["sinusoidal"].lab.in_distribution > 0.95 and by["sinusoidal"].lab.near_verdict != "holds"
+assert by["sinusoidal"].lab.far_verdict == "collapses"
+# RoPE: holds just past L (better than both absolute schemes there), collapses by 2L
+assert by["rope"].lab.near_verdict == "holds" and by["rope"].lab.far_verdict == "collapses"
+assert by["rope"].lab.near > max(by["sinusoidal"].lab.near, by["learned"].extended.near) + 0.2
+# no PE: the weakest at n <= L, and no extrapolation either
+assert by["none"].lab.in_distribution < min(by[k].lab.in_distribution for k in ("learned", "sinusoidal", "rope"))
+assert by["none"].lab.far_verdict == "collapses"
+# the measured columns
+assert [row.value_carries_position for row in rows] == [True, True, False, False]
+assert [row.score_dependence for row in rows] == ["absolute", "absolute", "offset-only", "none"]
+for row in rows:
+    print(f"{row.scheme:<20} {row.lab.in_distribution:.2f} at n <= {L}, "
+          f"{'cannot run' if row.lab.near is None else f'{row.lab.near:.2f}'} just past L, "
+          f"{'cannot run' if row.lab.far is None else f'{row.lab.far:.2f}'} from 2L + 1 on")
+
+# %% [markdown]
+# > **Misconception:** "sinusoidal encodings (or RoPE) extrapolate because they can be computed at any position". Being
+# > able to compute an encoding for a longer position is not the same as the model having learned to use it: the lab row
+# > of each scheme says what actually happened past $L$.
+#
+# ## Summary
+#
+# - RoPE rotates $q$ and $k$ by their positions, inside every attention layer; nothing is added to $x$ and V carries no
+#   position. The score becomes $q^\top\mathcal{R}_{n-m}k$: relative distance, with direction, made explicit.
+# - It is notebook 04's $R(k)$ again: $\mathcal{R}_m = R(m)^\top = S\,R(m)\,S$, so the score is $q^\top R(m-n)\,k$.
+# - Interleaved (GPT-J, RoFormer, Meta's LLaMA code) and half-split (GPT-NeoX, Hugging Face Llama `rotate_half`) agree up
+#   to one permutation of $W_Q$ and $W_K$.
+# - Form the angles in float32 or float64: bf16 cannot even hold the positions above 256.
+# - Absolute, rotary or none: what happens past the training length is an experimental question, and the lab answers it.
+#
+# **Where next.** The seed's open question, relative encodings, has more answers than RoPE: Shaw et al. (2018) add learned
+# relative vectors inside attention, T5 adds a learned bias per distance bucket, ALiBi (Press et al. 2022) adds a fixed
+# linear penalty $-c\,|m - n|$ to the scores, and NoPE (Haviv et al. 2022; Kazemnejad et al. 2023) drops the encoding and
+# relies on the causal mask.

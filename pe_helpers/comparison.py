@@ -1,0 +1,254 @@
+r"""Notebook 06, "Toward RoPE", last section: the side-by-side table of every position scheme.
+
+Each row is measured, not written by hand: whether the values carry position and whether the
+score depends on the offset only come from :func:`position_probe` (one attention layer fed the
+same token at every position); the column "past the training length" is read from the
+extrapolation lab's :class:`~pe_helpers.extrapolation.LabResults`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from ._validate import check_choice, check_dim, check_int
+from .attention import SelfAttention
+from .encodings import LearnedPositionalEmbedding, apply_rope, sinusoidal
+from .extrapolation.results import LabResults
+
+__all__ = [
+    "SCHEMES",
+    "position_probe",
+    "value_carries_position",
+    "score_position_dependence",
+    "extrapolation_verdict",
+    "LabOutcome",
+    "lab_outcome",
+    "ComparisonRow",
+    "comparison_table",
+    "format_comparison_table",
+]
+
+
+#: The four schemes of the closing table: display name, lab encoding(s), what is added or rotated and where.
+SCHEMES: dict[str, dict[str, object]] = {
+    "learned": {
+        "name": "learned absolute",
+        "lab": ("learned", "learned-extended"),
+        "what": ("a trained row p_i of the table P (max_len×d) is added to x_i, once, at the input "
+                 "(before W_Q, W_K, W_V)"),
+    },
+    "sinusoidal": {
+        "name": "sinusoidal absolute",
+        "lab": ("sinusoidal",),
+        "what": "the fixed PE(i) (sin, cos of i·ω_j) is added to x_i, once, at the input (before W_Q, W_K, W_V)",
+    },
+    "rope": {
+        "name": "RoPE",
+        "lab": ("rope",),
+        "what": "q_m and k_n are rotated by R_m and R_n in every attention layer, after W_Q and W_K; nothing is added",
+    },
+    "none": {
+        "name": "no PE + causal mask",
+        "lab": ("none",),
+        "what": "nothing is added or rotated; the causal mask (token i sees 0..i) is the only source of order",
+    },
+}
+
+
+def position_probe(scheme: str, *, n: int = 12, dim: int = 16, seed: int = 0) -> tuple[Tensor, Tensor]:
+    r"""One attention layer under ``scheme``, fed the **same token** at positions ``0 .. n-1``.
+
+    Returns ``(scores, values)``: the raw scores :math:`S_{mn} = \tilde q_m^\top \tilde k_n` (``[n, n]``) and
+    the values ``[n, dim]``. With identical content everywhere, any difference between positions comes
+    from the scheme alone. Weights: :class:`~pe_helpers.attention.SelfAttention` (``seed``); learned
+    table: random rows (:class:`~pe_helpers.encodings.LearnedPositionalEmbedding`, std 1, ``seed``).
+    """
+    scheme = check_choice("scheme", scheme, tuple(SCHEMES))
+    n = check_int("n", n, minimum=2)
+    dim = check_dim("dim", dim)
+    head = SelfAttention(dim, seed=seed).double()
+    token = torch.randn(1, dim, generator=torch.Generator().manual_seed(seed + 1), dtype=torch.float64)
+    x = token.expand(n, dim)
+    positions = torch.arange(n)
+    with torch.no_grad():
+        if scheme == "learned":
+            table = LearnedPositionalEmbedding(n, dim, init_std=1.0, seed=seed).double()
+            x = table(x)
+        elif scheme == "sinusoidal":
+            x = x + sinusoidal(n, dim, dtype=torch.float64)
+        q, k, v = head.project(x)
+        if scheme == "rope":
+            q, k = apply_rope(q, positions), apply_rope(k, positions)
+    return q @ k.T, v
+
+
+def value_carries_position(scheme: str, *, n: int = 12, dim: int = 16, seed: int = 0) -> bool:
+    """True when the values :math:`v_i` of one repeated token differ between positions (measured, :func:`position_probe`)."""
+    _, v = position_probe(scheme, n=n, dim=dim, seed=seed)
+    return not torch.allclose(v, v[:1].expand_as(v), atol=1e-9, rtol=0)
+
+
+def score_position_dependence(scheme: str, *, n: int = 12, dim: int = 16, seed: int = 0) -> str:
+    r"""How the score :math:`S_{mn}` of one repeated token depends on the positions (measured):
+
+    * ``"none"``: the same for every ``(m, n)``, position does not enter the score;
+    * ``"offset-only"``: :math:`S_{m+t,\,n+t} = S_{mn}` for every shift (constant along diagonals): relative distance explicit;
+    * ``"absolute"``: neither; the score depends on where the pair sits, relative distance only implicit.
+    """
+    s, _ = position_probe(scheme, n=n, dim=dim, seed=seed)
+    if torch.allclose(s, s[:1, :1].expand_as(s), atol=1e-9, rtol=0):
+        return "none"
+    if torch.allclose(s[1:, 1:], s[:-1, :-1], atol=1e-9, rtol=0):
+        return "offset-only"
+    return "absolute"
+
+
+def extrapolation_verdict(in_distribution: float, past: float | None, chance: float) -> str:
+    r"""A word for the accuracy past the training length, from the fraction of above-chance accuracy kept:
+
+    .. math:: r = \frac{\text{past} - \text{chance}}{\text{in-distribution} - \text{chance}}
+
+    ``"holds"`` (r >= 0.9), ``"degrades"`` (0.35 <= r < 0.9), ``"collapses"`` (r < 0.35); ``"cannot run"`` if ``past`` is None.
+    """
+    if past is None:
+        return "cannot run"
+    span = in_distribution - chance
+    kept = (past - chance) / span if span > 1e-12 else 0.0
+    if kept >= 0.9:
+        return "holds"
+    if kept >= 0.35:
+        return "degrades"
+    return "collapses"
+
+
+@dataclass(frozen=True)
+class LabOutcome:
+    """One lab model's token accuracy at and past the training length ``L``, as means over copy lengths.
+
+    ``in_distribution``: lengths ``1..L``; ``near``: just past ``L``, lengths ``L+1 .. L + max(1, L//4)``;
+    ``far``: lengths ``2L+1 .. test_len``. ``None`` where the model cannot run (a learned table too short).
+    """
+
+    encoding: str
+    train_len: int
+    test_len: int
+    chance: float
+    in_distribution: float
+    near: float | None
+    far: float | None
+
+    @property
+    def near_span(self) -> tuple[int, int]:
+        return self.train_len + 1, min(self.test_len, self.train_len + max(1, self.train_len // 4))
+
+    @property
+    def far_span(self) -> tuple[int, int]:
+        return 2 * self.train_len + 1, self.test_len
+
+    @property
+    def near_verdict(self) -> str:
+        return extrapolation_verdict(self.in_distribution, self.near, self.chance)
+
+    @property
+    def far_verdict(self) -> str:
+        return extrapolation_verdict(self.in_distribution, self.far, self.chance)
+
+    def past_text(self) -> str:
+        """``"0.63 at n = 17..20 (degrades); 0.13 at n = 33..64 (collapses)"``."""
+        (a, b), (c, e) = self.near_span, self.far_span
+        return (f"{_fmt(self.near)} at n = {a}..{b} ({self.near_verdict}); "
+                f"{_fmt(self.far)} at n = {c}..{e} ({self.far_verdict})")
+
+
+def lab_outcome(results: LabResults, encoding: str) -> LabOutcome:
+    """The :class:`LabOutcome` of ``encoding`` in a :class:`pe_helpers.extrapolation.LabResults` (chance = 1 / vocab_size)."""
+    L, top = results.train_len, results.test_len
+    outcome = LabOutcome(encoding=encoding, train_len=L, test_len=top, chance=1.0 / results.config.vocab_size,
+                         in_distribution=results.in_distribution(encoding), near=None, far=None)
+    near = results.mean_accuracy(encoding, *outcome.near_span) if top > L else None
+    far = results.mean_accuracy(encoding, *outcome.far_span) if top > 2 * L else None
+    return LabOutcome(**{**outcome.__dict__, "near": near, "far": far})
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    """One scheme of the closing table; every field but ``what`` is measured or read from the lab's results."""
+
+    key: str
+    scheme: str
+    what: str
+    value_carries_position: bool
+    score_dependence: str
+    lab: LabOutcome
+    extended: LabOutcome | None = None  # learned only: the trained table grown with untrained rows
+
+    @property
+    def relative(self) -> str:
+        return {"offset-only": "yes: q·k depends on n − m only",
+                "absolute": "no: only implicit in the absolute positions",
+                "none": "no: no position in q·k (order only from the mask)"}[self.score_dependence]
+
+    @property
+    def past_training(self) -> str:
+        """The lab column: accuracy at copy lengths ≤ L, just past L, and from 2L+1 on, each with a verdict."""
+        head = f"{self.lab.in_distribution:.2f} at n ≤ {self.lab.train_len}"
+        if self.lab.near is None:
+            text = f"{head}; past it: cannot run (PositionOutOfRangeError)"
+            if self.extended is not None:
+                text += f"; grown with untrained rows: {self.extended.past_text()}"
+            return text
+        return f"{head}; {self.lab.past_text()}"
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def comparison_table(results: LabResults, *, dim: int = 16, seed: int = 0) -> list[ComparisonRow]:
+    r"""The closing table of notebook 06, one :class:`ComparisonRow` per scheme in :data:`SCHEMES`.
+
+    * "V carries position" and "relative distance explicit" are *measured* with :func:`position_probe`;
+    * "past the training length" is read from ``results`` (a :class:`pe_helpers.extrapolation.LabResults`, e.g.
+      ``pe_helpers.extrapolation.reference_results()``) by :func:`lab_outcome`: mean token accuracy at copy lengths
+      ``1..L``, just past ``L`` and ``2L+1..test_len``, each with :func:`extrapolation_verdict`. The learned
+      row also reports the ``learned-extended`` model when the results have it.
+    """
+    if not isinstance(results, LabResults):
+        raise TypeError(f"results must be a pe_helpers.extrapolation.LabResults (e.g. "
+                        f"pe_helpers.extrapolation.reference_results()), got {type(results).__name__}.")
+    needed = [spec["lab"][0] for spec in SCHEMES.values()]
+    missing = [e for e in needed if e not in results.accuracy]
+    if missing:
+        raise ValueError(f"results lack the encoding(s) {', '.join(missing)}; the table needs {', '.join(needed)}.")
+    rows = []
+    for key, spec in SCHEMES.items():
+        extended = lab_outcome(results, "learned-extended") \
+            if key == "learned" and "learned-extended" in results.accuracy else None
+        if extended is not None:  # judged against the trained table's accuracy at n <= L
+            extended = LabOutcome(**{**extended.__dict__,
+                                     "in_distribution": results.in_distribution(spec["lab"][0])})
+        rows.append(ComparisonRow(
+            key=key,
+            scheme=str(spec["name"]),
+            what=str(spec["what"]),
+            value_carries_position=value_carries_position(key, dim=dim, seed=seed),
+            score_dependence=score_position_dependence(key, dim=dim, seed=seed),
+            lab=lab_outcome(results, spec["lab"][0]),
+            extended=extended,
+        ))
+    return rows
+
+
+def format_comparison_table(rows: Sequence[ComparisonRow]) -> str:
+    """The rows as a Markdown (pipe) table, readable as plain text too."""
+    lab = f"L = {rows[0].lab.train_len}, " if rows else ""
+    head = ["scheme", "what is added or rotated, and where", "V carries position", "relative distance explicit",
+            f"past the training length (notebook 05's lab, {lab}token accuracy)"]
+    body = [[r.scheme, r.what, "yes" if r.value_carries_position else "no", r.relative, r.past_training] for r in rows]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    lines += ["| " + " | ".join(cells) + " |" for cells in body]
+    return "\n".join(lines)

@@ -1,0 +1,62 @@
+r"""Notebook 04, "The rotation identity" (seed §3.4): each pair turns on a circle, and what the dot product keeps.
+
+* :func:`pe_dot_product`: :math:`PE(p)\cdot PE(p+k) = \sum_i \cos(k\,\omega_i)` (depends on ``k`` only);
+* :func:`first_rise`: the first offset where that dot product goes *up* (its decay is not monotone);
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+from ._validate import as_real_tensor, check_base, check_dim, check_int
+from .encodings import inverse_frequencies
+
+__all__ = [
+    "phasor",
+    "pe_dot_product",
+    "first_rise",
+]
+
+
+def phasor(positions: float | Tensor | Sequence[float], pair: int, dim: int, base: float = 10000.0) -> Tensor:
+    r"""Pair ``i`` of the encoding, :math:`[\sin(pos\,\omega_i), \cos(pos\,\omega_i)]`, at any positions (float64).
+
+    Shape ``positions.shape + (2,)``; equal to columns ``2i, 2i+1`` of :func:`~pe_helpers.encodings.sinusoidal`
+    at non-negative positions, and defined by the same formula at negative ones.
+    """
+    dim = check_dim("dim", dim)
+    pair = check_int("pair", pair, minimum=0)
+    if pair >= dim // 2:
+        raise ValueError(f"pair must be in 0..{dim // 2 - 1} for dim = {dim}, got {pair}.")
+    angle = as_real_tensor("positions", positions) * inverse_frequencies(dim, base)[pair]
+    return torch.stack([torch.sin(angle), torch.cos(angle)], dim=-1)
+
+
+def pe_dot_product(k: float | Tensor | Sequence[float], dim: int, base: float = 10000.0) -> Tensor:
+    r"""The dot product of two sinusoidal encodings ``k`` positions apart, in float64.
+
+    .. math::
+        PE(p)\cdot PE(p+k) = \sum_{i=0}^{d/2-1} \big[\sin(p\omega_i)\sin((p+k)\omega_i)
+        + \cos(p\omega_i)\cos((p+k)\omega_i)\big] = \sum_{i=0}^{d/2-1} \cos(k\,\omega_i)
+
+    It does not depend on ``p``, and ``cos`` is even, so ``k`` and ``-k`` give the same value.
+    ``k`` may be a number or a tensor of offsets; the result has ``k``'s shape. At ``k = 0`` it is ``d/2``.
+    """
+    dim = check_dim("dim", dim)
+    base = check_base(base)
+    offsets = as_real_tensor("k", k)
+    return torch.cos(offsets[..., None] * inverse_frequencies(dim, base)).sum(-1)
+
+
+def first_rise(dim: int, base: float = 10000.0, *, k_max: int = 10000) -> int | None:
+    r"""The smallest integer ``k >= 0`` with :math:`f(k+1) > f(k)`, for :math:`f(k) = \sum_i \cos(k\omega_i)`.
+
+    A monotone decay would have no such ``k``; ``None`` means none was found up to ``k_max``.
+    """
+    k_max = check_int("k_max", k_max, minimum=1)
+    values = pe_dot_product(torch.arange(k_max + 1), dim, base)
+    rises = (values[1:] > values[:-1]).nonzero()
+    return int(rises[0]) if len(rises) else None
