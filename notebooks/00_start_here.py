@@ -20,6 +20,10 @@
 # **How each notebook works:** a *claim* (one sentence and its equation) → *see it* (a figure or slider app) →
 # *check it* (a cell that `assert`s the claim numerically: if a helper were wrong, the notebook would fail) →
 # *try it* (a short exercise with a checker that says what is off) → a *misconception* box.
+#
+# **Exercises** are marked twice, as in ARENA's material: the heading gives the *difficulty* and the expected time
+# (★☆☆ easy, ★★☆ medium, ★★★ hard), and the line under it the *importance* for this lesson, 重要度 ●●● (do it), ●●○
+# (do it if you have the time), ●○○ (for the curious), followed by the exercise's learning goal.
 
 # %%
 # %matplotlib inline
@@ -127,3 +131,16 @@ print("shape of P:", tuple(pe.shape), "| ω =", [round(w, 4) for w in omega.toli
 # * More in the README's *Troubleshooting* section. Teachers: see `TEACHING.md` for a 90-minute lesson plan.
 #
 # Next: **[01 · Attention does not know order](01_attention_is_blind_to_order.ipynb)**.
+
+# %% [markdown]
+# ## References
+#
+# - [seed] 《绝对位置编码》 ("Absolute positional encoding", 2025-05-12), the syllabus; section numbers §1–§5 refer to it.
+# - [1] Vaswani et al. 2017, *Attention Is All You Need*, arXiv:1706.03762: §3.5 (the sinusoidal encoding).
+# - [2] Su et al. 2021, *RoFormer: Enhanced Transformer with Rotary Position Embedding*, arXiv:2104.09864 (RoPE, notebook 06).
+# - [3] Press et al. 2022, *Train Short, Test Long: Attention with Linear Biases Enables Input Length Extrapolation*, arXiv:2108.12409 (ALiBi).
+# - [4] Haviv et al. 2022, *Transformer Language Models without Positional Encodings Still Learn Positional Information*, arXiv:2203.16634 (NoPE).
+# - [5] Kazemnejad et al. 2023, *The Impact of Positional Encoding on Length Generalization in Transformers*, arXiv:2305.19466.
+# - [6] Zhang et al., *Dive into Deep Learning* (d2l.ai), §11.6 *Self-Attention and Positional Encoding*.
+# - [7] Rush et al., *The Annotated Transformer* (Harvard NLP; 2022 version by Huang et al.).
+# - This notebook quotes no published number; each notebook ends with the references it uses.

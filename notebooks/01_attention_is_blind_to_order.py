@@ -71,6 +71,8 @@ print("pe_helpers attention == torch.nn.functional.scaled_dot_product_attention"
 # %% [markdown]
 # ### Exercise 1.1 · Attention in three lines (★☆☆ easy · ~5 min)
 #
+# **重要度 (importance) ●●○** · **Learning goal:** turn the attention formula into code, and see where token $i$ meets token $j$: only in $q_i^\top k_j$.
+#
 # Write `my_attention(q, k, v)` that returns $\text{softmax}(QK^\top/\sqrt{d_k})\,V$ for `q`, `k`
 # of shape `[n, d_k]` and `v` of shape `[n, d_v]`. Use only `@`, `.T`, `math.sqrt` and `torch.softmax`.
 # The checker compares it with PyTorch's attention and names the usual slips (no $\sqrt{d_k}$,
@@ -126,6 +128,8 @@ print("20 random permutations: S' = P S Pᵀ and Attention(PX) = P·Attention(X)
 
 # %% [markdown]
 # ### Exercise 1.2 · Move the score matrix (★★☆ medium · ~10 min)
+#
+# **重要度 (importance) ●●●** · **Learning goal:** predict how reordering the tokens moves the score matrix ($PSP^\top$, rows *and* columns) without recomputing it.
 #
 # Without running attention again, predict the score matrix of the reordered input: write
 # `permuted_scores(scores, perm)` returning $S' = PSP^\top$, where new token $i$ is old token
@@ -267,6 +271,8 @@ print(f"with positions, 'dog' as subject and 'dog' as object now have different 
 # %% [markdown]
 # ### Exercise 1.3 · Write the permutation check (★★☆ medium · ~10 min)
 #
+# **重要度 (importance) ●●○** · **Learning goal:** write a numerical test of equivariance, the tool every later claim about order is checked with.
+#
 # Write `equivariance_error(f, x, perm)` that returns one number, $\max|f(PX) - P f(X)|$, where
 # $(PX)_i = X_{\text{perm}[i]}$ and `f` maps a `[n, d]` tensor to a `[n, d]` tensor. It must give 0
 # (up to rounding) for plain self-attention and a clearly positive number once positions or a
@@ -331,3 +337,12 @@ print("causal mask: weight on <s> at slots 1..5 =", [round(w, 3) for w in on_sta
 # * Adding $p_i$ to slot $i$ breaks the symmetry; a causal mask breaks it too.
 #
 # Next: **02**, where the $p_i$ are learned, and where they go: into $Q$, $K$ *and* $V$.
+
+# %% [markdown]
+# ## References
+#
+# - [seed] 《绝对位置编码》 ("Absolute positional encoding", 2025-05-12), the syllabus; section numbers §1–§5 refer to it. Used here: §1.1–1.2.
+# - [1] Vaswani et al. 2017, *Attention Is All You Need*, arXiv:1706.03762: §3.2.1, scaled dot-product attention $\text{softmax}(QK^\top/\sqrt{d_k})V$.
+# - [4] Haviv et al. 2022, *Transformer Language Models without Positional Encodings Still Learn Positional Information*, arXiv:2203.16634: decoder language models without any positional encoding stay competitive (section 6).
+# - [5] Kazemnejad et al. 2023, *The Impact of Positional Encoding on Length Generalization in Transformers*, arXiv:2305.19466: NoPE generalised to longer inputs better than the explicit encodings they compared on their tasks (section 6's box).
+# - No published number is quoted: every number above is computed in this notebook.

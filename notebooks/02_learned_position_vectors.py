@@ -42,8 +42,9 @@ torch.set_num_threads(1)
 #
 # $$Q = (X+P)W_Q,\qquad K = (X+P)W_K,\qquad V = (X+P)W_V .$$
 #
-# So the change caused by position alone is $PW_Q$, $PW_K$ and $PW_V$: all three carry position,
-# with no way to keep it out of $V$. **Measure it**: the same tokens, with and without a table.
+# So the change caused by position alone is $PW_Q$, $PW_K$ and $PW_V$: all three carry position
+# unless the weights themselves cancel it (section 1b). The architecture gives $V$ no separate input that
+# stays position-free. **Measure it**: the same tokens, with and without a table.
 
 # %%
 n, d = 8, 16
@@ -87,11 +88,36 @@ plot_qkv_change(changes)
 
 # %% [markdown]
 # > **Misconception:** "position only affects where a token attends (Q and K)". With an additive
-# > encoding the values carry it too: what a token *passes on* depends on its slot. Only encodings
-# > that act after the projections, such as RoPE, keep $V$ position-free.
+# > encoding the values carry it too, unless $W_V$ learns to cancel it: what a token *passes on* can
+# > depend on its slot. Only encodings that act after the projections, such as RoPE, keep $V$
+# > position-free *by construction*.
+
+# %% [markdown]
+# ### 1b · The weights *could* keep position out of $V$
+#
+# **Claim.** The seed says the model "cannot" let only $Q, K$ carry position. That is too strong: the
+# *architecture* does not keep position out of $V$, but the *weights* can. If the position vectors lie in a
+# subspace $U$ (here the $n = 8$ rows of the table span 8 of the $d = 16$ dimensions), a value matrix
+# $W_V' = (I - \Pi_U)\,W_V$, where $\Pi_U$ projects onto $U$, sends every position vector to zero:
+# $(X + P)W_V' = XW_V'$. The price is paid in content: whatever part of $x$ lies in $U$ is lost from $V$ too,
+# so $W_V'$ has rank $d - \dim U$. A trained model can find such weights when it pays off (large $d$,
+# positions confined to a few directions); nothing forces it to.
+
+# %%
+U = torch.linalg.qr(P.T.double()).Q                      # [d, 8]: an orthonormal basis of the rows of P
+null_pos = torch.eye(d, dtype=torch.float64) - U @ U.T   # I - Π_U
+W_V0 = null_pos @ head.W_V.detach().double()             # W_V' = (I - Π_U) W_V
+v_plain, v_added = X.double() @ W_V0, (X.double() + P.double()) @ W_V0
+torch.testing.assert_close(v_added, v_plain)               # position no longer reaches V ...
+assert not torch.allclose(X.double() @ head.W_V.detach().double(), v_added)   # ... unlike with the original W_V
+rank = int(torch.linalg.matrix_rank(W_V0))
+assert rank == d - torch.linalg.matrix_rank(P.double()) == 8, rank   # ... at the price of 8 content directions
+print(f"W_V' = (I - Π_U) W_V: (X+P)W_V' = XW_V' up to rounding; rank W_V' = {rank} of {d}")
 
 # %% [markdown]
 # ### Exercise 2.1 · Positions before the projections (★☆☆ easy · ~5 min)
+#
+# **重要度 (importance) ●●●** · **Learning goal:** see in code that $P$ is added before all three projections, so $Q$, $K$ and $V$ all receive it.
 #
 # Write `project_with_positions(x, table, w_q, w_k, w_v)` returning `(q, k, v)` for `x` of shape
 # `[n, d]` and a table of `L >= n` rows: add the first `n` rows of the table to `x`, then project.
@@ -177,6 +203,8 @@ assert torch.diagonal(before, 1).abs().mean() < 0.2
 
 # %% [markdown]
 # ### Exercise 2.2 · The similarity heatmap (★★☆ medium · ~10 min)
+#
+# **重要度 (importance) ●●○** · **Learning goal:** measure the structure a learned table acquires (cosine similarity of its rows), the tool of sections 3 and 5.
 #
 # Write `row_similarity(table)` returning the $L\times L$ matrix $C_{ij} = \dfrac{p_i \cdot p_j}{\lVert p_i\rVert\,\lVert p_j\rVert}$
 # of a table's rows (the heatmaps above). The checker names the usual slips: raw dot products,
@@ -279,3 +307,11 @@ print("app rows 0, 7, 15 (trained) and 16, 23 (never trained) match the table")
 # * Position $\ge L$ raises `PositionOutOfRangeError`; enlarged rows are untrained, unrelated to the rest.
 #
 # Next: **03**, a table that is computed instead of learned: the sinusoidal encoding.
+
+# %% [markdown]
+# ## References
+#
+# - [seed] 《绝对位置编码》 ("Absolute positional encoding", 2025-05-12), the syllabus; section numbers §1–§5 refer to it. Used here: §1.3 (position added before $W_Q, W_K, W_V$; section 1b qualifies its "cannot") and §2.
+# - [1] Vaswani et al. 2017, *Attention Is All You Need*, arXiv:1706.03762: §3.5 (learned positional embeddings were tried and "produced nearly identical results", Table 3 row (E)).
+# - [2] Su et al. 2021, RoFormer, arXiv:2104.09864: RoPE rotates only the query and the key (the contrast in section 1).
+# - No published number is quoted: every number above is computed in this notebook.

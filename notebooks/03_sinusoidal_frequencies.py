@@ -17,7 +17,7 @@
 # - explain why the frequencies fall *geometrically* (频率按指数衰减) and what range the wavelengths cover;
 # - read the seed's heatmap, and move its sliders (`seq_len`, `d`, `base`);
 # - show that the interleaved and concatenated layouts are the same encoding up to one column permutation
-#   (exercise 3.2);
+#   (exercise 3.2), and why tensor2tensor's and fairseq's tables are nevertheless other numbers;
 # - explain why the seed's float32 code loses accuracy at large positions, and why bf16 is worse.
 #
 # Notation (as in every notebook): `pos` a position, `d` the model dimension, `i` a dimension *pair*
@@ -124,6 +124,22 @@ assert changes[0] >= 19 and changes[-1] == 0
 print("sign changes over positions 1..63, pairs 0..11:", changes[:12].tolist(), "… last pair:", int(changes[-1]))
 
 # %% [markdown]
+# **A binary counter (d2l.ai §11.6).** Write the positions 0, 1, 2, … in binary: the lowest bit flips at every step,
+# the next one every 2 steps, then every 4, …: each bit is a square wave with *twice* the period of the one before.
+# The sinusoidal table is a smooth, continuous version of the same idea: pair 0 flips fastest, and each next pair's
+# wavelength is the previous one times the constant $\text{base}^{2/d}$. Both count position with a geometric ladder
+# of periods; the sinusoidal one uses a ratio below 2 (so more columns) and gives values between −1 and 1 instead of
+# 0 or 1. The cell counts the flips of the 6 bits over positions 0 … 63 next to the sign changes above.
+
+# %%
+bits = (torch.arange(64)[:, None] >> torch.arange(6)) & 1            # [64, 6]: bit b of each position
+flips = (bits[1:] != bits[:-1]).sum(dim=0)
+assert flips.tolist() == [63 // 2 ** b for b in range(6)] == [63, 31, 15, 7, 3, 1]   # each bit half as often
+assert bool((flips[1:] < flips[:-1]).all()) and bool((changes[1:] <= changes[:-1]).all())  # both fall left to right
+print("flips of bits 0..5 over positions 0..63:", flips.tolist())
+print("sign changes of pairs 0..5 (d = 64):     ", changes[:6].tolist())
+
+# %% [markdown]
 # ## 4 · Sin and cos of a pair: the same wave, a quarter turn apart
 #
 # **Claim.** Columns $2i$ and $2i+1$ share one frequency and differ only by a phase of $\pi/2$:
@@ -145,6 +161,8 @@ print("cos(pos·ω_i) = sin(pos·ω_i + π/2) and sin² + cos² = 1 for every pa
 
 # %% [markdown]
 # ### Exercise 3.1 · Implement the sinusoidal table yourself (★☆☆ easy · ~10 min)
+#
+# **重要度 (importance) ●●●** · **Learning goal:** own the formula: which index goes in the exponent, and why sin and cos of a pair share one frequency.
 #
 # Write `my_sinusoidal(seq_len, dim)` that returns the `[seq_len, dim]` table of section 1 (interleaved layout:
 # sin in the even columns, cos in the odd ones; base 10000) **without** calling `pe_helpers.sinusoidal`.
@@ -189,9 +207,9 @@ _ = check_sinusoidal(example_mistakes()["cos-exponent"][0])  # what a student se
 # %% [markdown]
 # ## 5 · Two layouts in public code: interleaved and concatenated (交错 vs 拼接)
 #
-# **Claim.** The paper and the seed *interleave* the columns (sin, cos, sin, cos, …); tensor2tensor, fairseq and
-# many RoPE codes *concatenate* them, $[\sin(pos\,\omega_0) \dots \sin(pos\,\omega_{d/2-1}) \mid \cos(pos\,\omega_0)
-# \dots]$. They are the same numbers in another column order: with the fixed permutation
+# **Claim.** The paper and the seed *interleave* the columns (sin, cos, sin, cos, …); other code *concatenates*
+# them, $[\sin(pos\,\omega_0) \dots \sin(pos\,\omega_{d/2-1}) \mid \cos(pos\,\omega_0) \dots]$. With the *same*
+# frequencies, the two layouts are the same numbers in another column order: with the fixed permutation
 # $P = [0, 2, 4, \dots, 1, 3, 5, \dots]$,
 #
 # $$PE_{\text{concat}} = PE_{\text{inter}}[:, P],$$
@@ -220,7 +238,34 @@ print("P =", perm[:8].tolist(), "…", perm[-4:].tolist())
 print("Linear(W)(interleaved) == Linear(W[:, P])(concatenated), up to float32 rounding")
 
 # %% [markdown]
+# **But not every concatenated table is the paper's table reordered.** tensor2tensor (`get_timing_signal_1d`) and
+# fairseq (`SinusoidalPositionalEmbedding`) share the concatenated *layout*, yet both space the frequencies
+# differently, $\omega_i = 10000^{-i/(d/2-1)}$ instead of $10000^{-2i/d}$, so the slowest pair has wavelength exactly
+# $2\pi\cdot 10000$ (fairseq's docstring says it "differs slightly from the description in Section 3.5"). And fairseq
+# numbers positions from `padding_idx + 1` (the row of `padding_idx` is zero), so its first token gets the row of
+# position 2 when `padding_idx = 1`. Their tables hold *other numbers*, not the paper's in another column order:
+# a model trained with one cannot be fed the other by permuting columns. The cell checks the schedule.
+
+# %%
+d = 32
+paper_omega = inverse_frequencies(d)                                     # 10000^(-2i/d)
+t2t_omega = 10000.0 ** (-torch.arange(d // 2, dtype=torch.float64) / (d // 2 - 1))   # 10000^(-i/(d/2-1))
+assert t2t_omega[0] == paper_omega[0] == 1.0 and math.isclose(t2t_omega[-1], 1e-4)   # same fast end ...
+assert not torch.allclose(t2t_omega[1:], paper_omega[1:]), "... other frequencies in between"
+t2t_table = torch.cat([torch.sin(torch.arange(100.0)[:, None] * t2t_omega),
+                       torch.cos(torch.arange(100.0)[:, None] * t2t_omega)], dim=1).float()
+# no column of the t2t table equals the paper's column of the same pair (except pair 0), in any layout
+same_cols = [j for j in range(d) if any(torch.allclose(t2t_table[:, j], inter[:, c]) for c in range(d))]
+assert same_cols == [0, d // 2], same_cols                      # only sin and cos of pair 0 coincide
+torch.testing.assert_close(concat, inter[:, perm])             # while the paper's own layouts differ by a permutation
+print(f"d = {d}: ω_1 paper {float(paper_omega[1]):.4f} vs t2t/fairseq {float(t2t_omega[1]):.4f}; "
+      f"slowest wavelength paper {2 * math.pi / float(paper_omega[-1]):.0f} vs t2t {2 * math.pi / float(t2t_omega[-1]):.0f}")
+print("t2t columns found in the paper's table:", same_cols, "(pair 0 only)")
+
+# %% [markdown]
 # ### Exercise 3.2 · Undo the layout change (★★☆ medium · ~10 min)
+#
+# **重要度 (importance) ●○○** · **Learning goal:** invert a column permutation, and see that the two public layouts carry the same information.
 #
 # `layout_permutation(d)` turns the interleaved table into the concatenated one. Write
 # `concatenated_to_interleaved(dim)` returning the column order `order` (a `torch.long` tensor of length `dim`)
@@ -327,8 +372,19 @@ print(f"bf16 stores every position 0..256 exactly; 257 becomes {float(torch.tens
 # - $PE(pos, 2i) = \sin(pos\,\omega_i)$, $PE(pos, 2i+1) = \cos(pos\,\omega_i)$, $\omega_i = \text{base}^{-2i/d}$;
 #   the two columns of a pair share one frequency, a quarter turn apart.
 # - The frequencies fall geometrically; wavelengths run from $2\pi$ to just below $2\pi\cdot\text{base}$.
-# - Interleaved and concatenated layouts differ by one fixed permutation, which a linear layer absorbs.
+# - Interleaved and concatenated layouts differ by one fixed permutation, which a linear layer absorbs; tensor2tensor
+#   and fairseq share the concatenated layout but not the frequencies ($10000^{-i/(d/2-1)}$).
 # - Compute angles in float64 (float32 angles lose ~1e-2 near position 1e6; bf16 cannot store position 257).
 #
 # **Next, notebook 04:** each (sin, cos) pair is a point on the unit circle, and moving from `pos` to `pos + k`
 # is a rotation $R(k)$ that does not depend on `pos`.
+
+# %% [markdown]
+# ## References
+#
+# - [seed] 《绝对位置编码》 ("Absolute positional encoding", 2025-05-12), the syllabus; section numbers §1–§5 refer to it. Used here: §3.1–3.3, and its code (section 6), quoted verbatim.
+# - [1] Vaswani et al. 2017, *Attention Is All You Need*, arXiv:1706.03762: §3.5, $PE(pos,2i) = \sin(pos/10000^{2i/d_{model}})$, "the wavelengths form a geometric progression from $2\pi$ to $10000\cdot2\pi$".
+# - [6] d2l.ai §11.6, *Self-Attention and Positional Encoding*: the binary-representation analogy (section 3).
+# - [7] The Annotated Transformer: the reference implementation the interleaved layout follows.
+# - [8] tensor2tensor, `tensor2tensor/layers/common_attention.py`, `get_timing_signal_1d`; fairseq, `fairseq/modules/sinusoidal_positional_embedding.py`, `SinusoidalPositionalEmbedding.get_embedding` and `fairseq/utils.py`, `make_positions` (section 5: their frequency schedule and first position, read from the code).
+# - No published number is quoted: every number above is computed in this notebook.

@@ -78,6 +78,12 @@ phasor_app()
 #
 # $R(k)$ contains $k$ and the frequencies, never `pos`. `pe_helpers.shift_matrix(k, d)` builds it: block-diagonal
 # in the interleaved layout, the same entries on four diagonals in the concatenated one.
+#
+# This is the property Vaswani et al. (2017, §3.5) chose the encoding for: "We chose this function because we
+# hypothesized it would allow the model to easily learn to attend by relative positions, since for any fixed offset
+# $k$, $PE_{pos+k}$ can be represented as a linear function of $PE_{pos}$." The cell below checks the second half of
+# that sentence, the linear function. The first half was a *hypothesis*: that a model actually learns to attend by
+# relative position is not proved here (section 3 shows what the raw dot product keeps; notebook 05 trains models).
 
 # %% tags=["nbval-ignore-output"]
 fig, (ax_inter, ax_concat) = plt.subplots(1, 2, figsize=(9, 3.8), layout="constrained")
@@ -120,6 +126,8 @@ print("R(k)ᵀR(k) = I, det R(k) = 1, R(-k) = R(k)ᵀ, R(a)R(b) = R(a+b); |PE(po
 
 # %% [markdown]
 # ### Exercise 4.1 · Build the 2×2 block of R(k) for one pair (★☆☆ easy · ~5 min)
+#
+# **重要度 (importance) ●●●** · **Learning goal:** derive the 2×2 rotation from the angle-addition formulas, in the order (sin, cos) the table stores.
 #
 # Write `rotation_block(k, omega)` returning the 2×2 tensor $B$ with
 # $[\sin((p+k)\omega), \cos((p+k)\omega)]^\top = B\,[\sin(p\,\omega), \cos(p\,\omega)]^\top$ for every $p$.
@@ -172,6 +180,8 @@ print(f"textbook matrix · PE_i({pos:g}) = PE_i({pos - k:g}); the checker names 
 
 # %% [markdown]
 # ### Exercise 4.2 · Build the whole R(k) (★★☆ medium · ~10 min)
+#
+# **重要度 (importance) ●●○** · **Learning goal:** assemble $R(k)$ and see that it holds $k$ and the frequencies, never the position.
 #
 # Write `my_shift_matrix(k, dim)` returning the `[dim, dim]` matrix with $PE(pos+k) = R(k)\,PE(pos)$ for the
 # interleaved layout and base 10000 (compare with `shift_matrix`, but do not call it). One 2×2 block per pair
@@ -272,3 +282,11 @@ assert math.isclose(score(57, 50), score(10, 3), abs_tol=1e-9), "same offset, sa
 # - $PE(p)\cdot PE(p+k) = \sum_i \cos(k\,\omega_i)$: distance, not direction; a rough, non-monotone decay.
 #
 # **Next:** notebook 05 shows the limits of absolute encodings; notebook 06 turns $R$ into RoPE.
+
+# %% [markdown]
+# ## References
+#
+# - [seed] 《绝对位置编码》 ("Absolute positional encoding", 2025-05-12), the syllabus; section numbers §1–§5 refer to it. Used here: §3.4.
+# - [1] Vaswani et al. 2017, *Attention Is All You Need*, arXiv:1706.03762: §3.5, the hypothesis quoted in section 2 ("for any fixed offset k, $PE_{pos+k}$ can be represented as a linear function of $PE_{pos}$").
+# - [2] Su et al. 2021, RoFormer, arXiv:2104.09864: rotating $q$ and $k$ (section 4, notebook 06).
+# - No published number is quoted: every number above is computed in this notebook.

@@ -204,6 +204,8 @@ print("apply_rope(x, m) = R_m x with R_m = R(m)ᵀ = S R(m) S; (R_m q)·(R_n k) 
 # %% [markdown]
 # ### Exercise 6.1 · RoPE for one pair (★☆☆ easy · ~5 min)
 #
+# **重要度 (importance) ●●●** · **Learning goal:** rotate one (x, y) pair by $m\,\omega$: the single operation RoPE is built from.
+#
 # Write `rotate_pair(pair, position, omega)`: `pair` is a tensor `(a, b)`; return the tensor `(a', b')` turned
 # counter-clockwise by $\theta = position\cdot\omega$, i.e. $a' = a\cos\theta - b\sin\theta$, $b' = a\sin\theta + b\cos\theta$.
 # This is all of RoPE: `apply_rope` does it for every pair $i$ (with $\omega_i$) of every row (with its position).
@@ -243,6 +245,8 @@ for m, n_ in [(5, 2), (40, 3)]:
 
 # %% [markdown]
 # ### Exercise 6.2 · The score from the offset alone (★★☆ medium · ~10 min)
+#
+# **重要度 (importance) ●●●** · **Learning goal:** show that the rotated score needs only the offset $n - m$: RoPE's relative property, in code.
 #
 # Show that the score depends only on $m - n$ by computing it *without* the two positions. Write
 # `relative_score(q, k, offset)` returning the number $q^\top\mathcal{R}_{\text{offset}}\,k$, using **one** rotation
@@ -304,6 +308,8 @@ print(f"half layout with permuted W_Q, W_K: identical scores; without the permut
 # %% [markdown]
 # ### Exercise 6.3 · Attention with RoPE (★★☆ medium · ~10 min)
 #
+# **重要度 (importance) ●●○** · **Learning goal:** put RoPE inside attention: rotate $q$ and $k$, never $v$, in the interleaved layout.
+#
 # Write `rope_attention(q, k, v, positions)` for one head without a mask: rotate `q` and `k` (shape `[n, d]`) by
 # `positions` in the **interleaved** layout (`apply_rope`'s default), then return
 # $\text{softmax}\big(\tilde Q\tilde K^\top/\sqrt{d}\big)\,V$. The checker recognises rotating V too, the half layout,
@@ -344,7 +350,9 @@ print(result)
 # A number format with $p$ significant bits rounds $m$ to a spacing of $2^{\lfloor\log_2 m\rfloor + 1 - p}$. bfloat16
 # has $p = 8$: above 256 it cannot even hold every integer position (257 becomes 256, 4097 becomes 4096), so the angle
 # is off by whole radians and the direction of the pair is lost. float16 ($p = 11$) overflows above 65504. float32
-# ($p = 24$) is off by about $m \cdot 2^{-24}$: $\sim10^{-3}$ rad near $10^5$. `pe_helpers` forms every angle in float64.
+# ($p = 24$) holds every integer position below $2^{24}$ exactly, and each rounding is off by at most $2^{-24}$ of the
+# rounded value; the angle is rounded twice ($\omega_i$, then the product $m\,\omega_i$), so its error is at most about
+# $2^{-23}\,m\,\omega_i$, and pair 0 ($\omega_0 = 1$) is exact. `pe_helpers` forms every angle in float64.
 
 # %%
 for dtype, p in ((torch.bfloat16, 8), (torch.float16, 11), (torch.float32, 24)):
@@ -364,6 +372,23 @@ for dtype in (torch.bfloat16, torch.float16, torch.float32):
 assert float(errors[torch.bfloat16][0]) >= 1.0 and float(errors[torch.bfloat16][3]) > 10
 assert math.isinf(float(errors[torch.float16][-1]))
 assert float(errors[torch.float32][4]) < 1e-3 and float(errors[torch.float32][-1]) < 1e-2
+
+# %% [markdown]
+# **Check the float32 bound against the table.** Per pair, the error is at most $2^{-23}(1 + 2^{-24})\,m\,\omega_i$;
+# the largest is pair 1 ($\omega_1 = 10000^{-2/16} \approx 0.32$ for $d = 16$), a bound of about $4\cdot10^{-3}$ rad near
+# $m = 10^5$. The table's row stays below it (rounding errors rarely reach their worst case), and pair 0 is exact.
+
+# %%
+from pe_helpers import inverse_frequencies
+
+per_pair = (angles_in_dtype(probe, d, dtype=torch.float32) - exact).abs()        # [positions, d/2]
+bound = 2.0 ** -23 * (1 + 2.0 ** -24) * probe.double()[:, None] * inverse_frequencies(d)
+assert bool((per_pair <= bound).all()), "float32 angle error within 2^-23 · m · ω_i for every pair"
+assert bool((per_pair[:, 0] == 0).all()), "pair 0: ω_0 = 1 and m < 2^24 are exact in float32"
+assert bool((per_pair[:, 1:].amax(dim=-1) <= bound[:, 1]).all()), "pair 1 has the largest bound of the others"
+torch.testing.assert_close(per_pair.amax(dim=-1), errors[torch.float32])          # the table's float32 row
+for m, err, worst in zip(probe.tolist(), errors[torch.float32].tolist(), bound[:, 1].tolist()):
+    print(f"m = {int(m):>7}: float32 angle error {err:.1e} rad <= bound {worst:.1e} rad")
 
 # %% tags=["nbval-ignore-output"]
 fig, ax = plt.subplots(figsize=(8, 3.6), layout="constrained")
@@ -504,3 +529,13 @@ for row in rows:
 # relative vectors inside attention, T5 adds a learned bias per distance bucket, ALiBi (Press et al. 2022) adds a fixed
 # linear penalty $-c\,|m - n|$ to the scores, and NoPE (Haviv et al. 2022; Kazemnejad et al. 2023) drops the encoding and
 # relies on the causal mask.
+
+# %% [markdown]
+# ## References
+#
+# - [seed] 《绝对位置编码》 ("Absolute positional encoding", 2025-05-12), the syllabus; section numbers §1–§5 refer to it. Used here: §1.3 ("RoPE only rotates Q and K"), §3.4, §5.
+# - [2] Su et al. 2021, *RoFormer: Enhanced Transformer with Rotary Position Embedding*, arXiv:2104.09864: the rotation of $q$ and $k$, interleaved pairs $(2i, 2i+1)$, $\omega_i = 10000^{-2i/d}$.
+# - [3] Press et al. 2022, ALiBi, arXiv:2108.12409 ("Where next"; no number quoted).
+# - [4] Haviv et al. 2022, arXiv:2203.16634, and [5] Kazemnejad et al. 2023, arXiv:2305.19466 (NoPE; no number quoted).
+# - [9] The public bug reports of section 4 are cited by repository, number and title where they are used; the numbers of EleutherAI/gpt-neox #1003 (1044.27, 1045, 0.78) are not quoted but reproduced by the cell after the list.
+# - The lab numbers of section 5 are notebook 05's committed run (`pe_helpers.extrapolation.reference_results()`), not published results.

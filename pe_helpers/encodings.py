@@ -6,7 +6,8 @@ Notation (used in every notebook):
 * :math:`\omega_i = \text{base}^{-2i/d}`, the angular frequency of pair ``i``;
 * interleaved layout (the paper, the seed):
   :math:`PE(pos, 2i) = \sin(pos\,\omega_i)`, :math:`PE(pos, 2i+1) = \cos(pos\,\omega_i)`;
-* concatenated layout (tensor2tensor, fairseq): columns ``[sin(pos ω_0..ω_{d/2-1}) | cos(...)]``;
+* concatenated layout: columns ``[sin(pos ω_0..ω_{d/2-1}) | cos(...)]``, the same ω (tensor2tensor and fairseq
+  share this layout but not the frequencies: they use :math:`10000^{-i/(d/2-1)}`);
 * :math:`R(k)`, the block-diagonal rotation with :math:`PE(pos+k) = R(k)\,PE(pos)`.
 """
 

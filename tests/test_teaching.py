@@ -1,0 +1,266 @@
+"""TEACHING.md says what the notebooks say: its numbers, notebooks, sections, exercises, apps and checkers.
+
+Every number TEACHING.md quotes from a notebook is written between markers,
+``<!--nb:KEY-->VALUE<!--/nb-->`` (invisible when rendered), and :data:`NUMBERS` says where KEY comes from:
+a pattern in a notebook's *stored* outputs (the executed ``.ipynb`` that nbval checks), or notebook 05's
+committed lab run (``pe_helpers.extrapolation.reference_results()``, the data notebook 06's closing table is
+built from). The test fails when a value differs; after re-running a notebook or the lab, refresh them with
+
+    PYTHONPATH=$PWD python tests/test_teaching.py --fill
+
+which rewrites only the text between the markers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TEACHING = ROOT / "TEACHING.md"
+NOTEBOOKS = ROOT / "notebooks"
+MARKER = re.compile(r"<!--nb:(?P<key>[\w.+-]+)-->(?P<value>.*?)<!--/nb-->")
+
+
+# ---- where each number comes from -------------------------------------------------------------------------
+@cache
+def notebook_path(number: str) -> Path:
+    found = sorted(NOTEBOOKS.glob(f"{number}_*.ipynb"))
+    if len(found) != 1:
+        raise FileNotFoundError(f"expected one notebooks/{number}_*.ipynb, found {[p.name for p in found]}")
+    return found[0]
+
+
+@cache
+def stored_text(number: str) -> str:
+    """All text outputs (streams and text/plain results) stored in an executed notebook, joined."""
+    cells = json.loads(notebook_path(number).read_text(encoding="utf-8"))["cells"]
+    parts = []
+    for cell in cells:
+        for out in cell.get("outputs", []):
+            text = out.get("text") or out.get("data", {}).get("text/plain", "")
+            parts.append(text if isinstance(text, str) else "".join(text))
+    return "\n".join(parts)
+
+
+def output(number: str, pattern: str, group: int = 1, fmt: Callable[[str], str] = str) -> Callable[[], str]:
+    """A value read from notebook ``number``'s stored outputs with ``pattern``."""
+
+    def read() -> str:
+        match = re.search(pattern, stored_text(number))
+        if match is None:
+            raise LookupError(f"pattern {pattern!r} not found in the stored outputs of {notebook_path(number).name}; "
+                              "the notebook's printout changed: update NUMBERS in tests/test_teaching.py")
+        return fmt(match.group(group))
+
+    return read
+
+
+@cache
+def lab():
+    from pe_helpers.extrapolation import reference_results
+
+    return reference_results()
+
+
+def percent(x: float) -> str:
+    return f"{100 * x:.1f} %"
+
+
+def lab_value(fn: Callable, fmt: Callable[[float], str] = lambda x: f"{x:.2f}") -> Callable[[], str]:
+    return lambda: fmt(fn(lab()))
+
+
+def _far(r, e):
+    return r.mean_accuracy(e, 2 * r.train_len + 1, r.test_len)
+
+
+NUMBERS: dict[str, Callable[[], str]] = {
+    # 01 §6: the weight on <s> under a causal mask
+    "01.s1": output("01", r"weight on <s> at slots 1\.\.5 = \[([-\d.]+), ([-\d.]+), ([-\d.]+)", 1),
+    "01.s2": output("01", r"weight on <s> at slots 1\.\.5 = \[([-\d.]+), ([-\d.]+), ([-\d.]+)", 2),
+    "01.s3": output("01", r"weight on <s> at slots 1\.\.5 = \[([-\d.]+), ([-\d.]+), ([-\d.]+)", 3),
+    # 02
+    "02.dQ": output("02", r"additive X \+ P: relative change\s+Q ([\d.]+)"),
+    "02.dK": output("02", r"additive X \+ P: relative change\s+Q [\d.]+\s+K ([\d.]+)"),
+    "02.dV": output("02", r"additive X \+ P: relative change\s+Q [\d.]+\s+K [\d.]+\s+V ([\d.]+)"),
+    "02.acc_pos": output("02", r"accuracy with learned positions: ([\d.]+)"),
+    "02.acc_nopos": output("02", r"without positions: ([\d.]+)"),
+    "02.slot0": output("02", r"accuracy at slots 0\.\.4: \[([\d.]+)"),
+    "02.newcos": output("02", r"mean \|cos\| between new and trained rows: ([\d.]+)"),
+    # 03
+    "03.lam16": output("03", r"d =  16, base =   10000: .*?wavelengths 6\.28 …\s+([\d.]+)", fmt=lambda s: f"{float(s):.0f}"),
+    "03.lam64": output("03", r"d =  64, base =   10000: .*?wavelengths 6\.28 …\s+([\d.]+)", fmt=lambda s: f"{float(s):.0f}"),
+    "03.flips0": output("03", r"sign changes over positions 1\.\.63, pairs 0\.\.11: \[(\d+)"),
+    "03.err1e5": output("03", r"pos =  100000: .*?seed recipe error ≈ ([\de.+-]+)"),
+    "03.err1e6": output("03", r"pos = 1000000: .*?seed recipe error ≈ ([\de.+-]+)"),
+    "03.t2t_lambda": output("03", r"slowest wavelength paper (\d+)"),
+    # 04
+    "04.pairs": output("04", r"for (\d+) \(pos, k\) pairs"),
+    "04.rise64_a": output("04", r"d =  64, base =   10000: rises from k = (\d+) to (\d+)", 1),
+    "04.rise64_b": output("04", r"d =  64, base =   10000: rises from k = (\d+) to (\d+)", 2),
+    # 06
+    "06.s_neg3": output("06", r"offset n - m =  -3: score ([-+][\d.]+)"),
+    "06.s_pos3": output("06", r"offset n - m =  \+3: score ([-+][\d.]+)"),
+    "06.vchange": output("06", r"V changes by (\d+)%"),
+    "06.shifts": output("06", r"identical for (\d+) shifts"),
+    "06.drift32": output("06", r"angles in float32 : .*?drifts by up to ([\d.e+-]+)"),
+    "06.driftbf16": output("06", r"angles in bfloat16: .*?drifts by up to ([\d.e+-]+)"),
+    "06.f32_1e5": output("06", r"m =  100003: float32 angle error ([\d.e+-]+) rad"),
+    "06.bound_1e5": output("06", r"m =  100003: float32 angle error [\d.e+-]+ rad <= bound ([\d.e+-]+) rad"),
+    "06.bf16_10001": output("06", r"bfloat16\s+[\d.e+-]+\s+[\d.e+-]+\s+[\d.e+-]+\s+([\d.e+-]+)"),
+    # notebook 05's committed lab run (the data of notebook 06's closing table)
+    "lab.L": lab_value(lambda r: r.train_len, str),
+    "lab.2L": lab_value(lambda r: 2 * r.train_len, str),
+    "lab.chance": lab_value(lambda r: 1 / r.config.vocab_size, lambda x: f"{100 * x:.0f} %"),
+    "lab.sin_in": lab_value(lambda r: r.in_distribution("sinusoidal"), percent),
+    "lab.sin_far": lab_value(lambda r: _far(r, "sinusoidal"), percent),
+    "lab.ext_far": lab_value(lambda r: _far(r, "learned-extended"), percent),
+    "lab.learned_in": lab_value(lambda r: r.in_distribution("learned"), lambda x: f"{x:.3f}"),
+    "lab.sin_in3": lab_value(lambda r: r.in_distribution("sinusoidal"), lambda x: f"{x:.3f}"),
+    "lab.rope_L+1": lab_value(lambda r: r.accuracy_at("rope", r.train_len + 1)),
+    "lab.rope_L+L/4": lab_value(lambda r: r.accuracy_at("rope", r.train_len + r.train_len // 4)),
+    "lab.rope_2L": lab_value(lambda r: r.accuracy_at("rope", 2 * r.train_len)),
+    "lab.rope_in": lab_value(lambda r: r.in_distribution("rope")),
+    "lab.rope_near": lab_value(lambda r: r.mean_accuracy("rope", r.train_len + 1, r.train_len + r.train_len // 4)),
+    "lab.rope_far": lab_value(lambda r: _far(r, "rope")),
+    "lab.none_in": lab_value(lambda r: r.in_distribution("none")),
+}
+
+
+def markers(text: str) -> list[tuple[str, str]]:
+    return [(m["key"], m["value"]) for m in MARKER.finditer(text)]
+
+
+def fill(text: str) -> str:
+    """TEACHING.md's text with every marked value replaced by the notebooks' current one."""
+    return MARKER.sub(lambda m: f"<!--nb:{m['key']}-->{NUMBERS[m['key']]()}<!--/nb-->", text)
+
+
+@pytest.fixture(scope="module")
+def teaching() -> str:
+    return TEACHING.read_text(encoding="utf-8")
+
+
+# ---- the numbers ------------------------------------------------------------------------------------------
+def test_teaching_quotes_numbers_from_the_notebooks(teaching):
+    found = markers(teaching)
+    assert len(found) >= 20, "TEACHING.md should mark the numbers it quotes from the notebooks"
+    unknown = sorted({k for k, _ in found} - set(NUMBERS))
+    assert not unknown, f"TEACHING.md marks numbers with no source in NUMBERS: {unknown}"
+    wrong = [(k, v, NUMBERS[k]()) for k, v in found if v != NUMBERS[k]()]
+    assert not wrong, ("TEACHING.md disagrees with the notebooks (key, TEACHING, notebook): "
+                       f"{wrong}; run `python tests/test_teaching.py --fill`")
+
+
+def test_every_number_source_is_readable():
+    for key, read in NUMBERS.items():
+        value = read()
+        assert re.fullmatch(r"[-+]?[\d.]+(e[-+]?\d+)?( %)?", value), (key, value)
+
+
+def test_markers_catch_a_wrong_number(teaching):
+    key, value = markers(teaching)[0]
+    tampered = teaching.replace(f"<!--nb:{key}-->{value}<!--/nb-->", f"<!--nb:{key}-->{value}9<!--/nb-->", 1)
+    assert tampered != teaching and fill(tampered) == fill(teaching)
+    assert any(v != NUMBERS[k]() for k, v in markers(tampered))
+
+
+def test_no_unmarked_lab_percentages(teaching):
+    """A percentage of the lab must come from the lab data: every 'NN.N %' in TEACHING.md is inside a marker."""
+    bare = MARKER.sub("", teaching)
+    assert not re.findall(r"\d+\.\d %", bare), re.findall(r".{40}\d+\.\d %", bare)
+
+
+# ---- what TEACHING refers to exists -----------------------------------------------------------------------
+@cache
+def source(number: str) -> str:
+    return notebook_path(number).with_suffix(".py").read_text(encoding="utf-8")
+
+
+def sections(number: str) -> dict[str, str]:
+    """Section number -> heading text, from '## 3 · Title' (and '### 1b · Title') Markdown headings."""
+    found = re.findall(r"^# ###? (\d+[a-z]?) · (.+)$", source(number), re.M)
+    return dict(found)
+
+
+def exercise_headings() -> dict[str, str]:
+    """Exercise number -> its difficulty stars, from every notebook's headings."""
+    out = {}
+    for path in sorted(NOTEBOOKS.glob("0*.py")):
+        for num, stars in re.findall(r"^# ### Exercise (\d+\.\d+) · .*?\((★[★☆]{2})", path.read_text(encoding="utf-8"), re.M):
+            out[num] = stars
+    return out
+
+
+def test_every_notebook_named_in_teaching_exists(teaching):
+    for number, title in re.findall(r"^### (\d\d) · (.+?)(?: \(|$)", teaching, re.M):
+        heading = source(number).splitlines()
+        assert notebook_path(number).exists()
+        first_title = next(line for line in heading if line.startswith("# # "))
+        word = title.split()[0].lower()
+        assert word in first_title.lower(), (number, title, first_title)
+
+
+def test_every_section_named_in_teaching_exists(teaching):
+    # "02 §5", "03 §5–6" and the per-notebook tables "| min | 3 · Title | …" under "### NN ·"
+    refs = set(re.findall(r"\b(0[0-6]) §(\d+[a-z]?)", teaching))
+    current = None
+    for line in teaching.splitlines():
+        head = re.match(r"^### (\d\d) · ", line)
+        if head:
+            current = head.group(1)
+        elif line.startswith("## "):
+            current = None
+        row = re.match(r"^\| \d+ \| (\d+[a-z]?)(?: / \d+)? · ([^|]+?) \|", line)
+        if current and row:
+            refs.add((current, row.group(1)))
+            title_words = re.findall(r"[A-Za-z]{4,}", row.group(2))
+            if title_words:
+                heading = sections(current).get(row.group(1), "")
+                assert any(w.lower() in heading.lower() for w in title_words), (current, row.groups(), heading)
+    assert len(refs) > 20
+    missing = sorted((nb, s) for nb, s in refs if s not in sections(nb))
+    assert not missing, f"TEACHING.md refers to sections that do not exist: {missing}"
+
+
+def test_every_exercise_named_in_teaching_exists_and_is_listed(teaching):
+    existing = exercise_headings()
+    named = set(re.findall(r"Exercise (\d+\.\d+)", teaching))
+    assert named - set(existing) == set(), f"TEACHING.md names exercises that do not exist: {named - set(existing)}"
+    table = dict(re.findall(r"^\| (\d+\.\d+) · .*?\| (★[★☆]{2})", teaching, re.M))
+    assert set(table) == set(existing), ("TEACHING.md's exercise table and the notebooks' exercises differ: "
+                                         f"missing {set(existing) - set(table)}, extra {set(table) - set(existing)}")
+    assert table == existing, "difficulty stars differ between TEACHING.md's table and the notebooks' headings"
+
+
+def test_apps_and_checkers_named_in_teaching_exist(teaching):
+    import pe_helpers.apps as apps
+    import pe_helpers.checks as checks
+
+    for name in set(re.findall(r"`(\w+_app)`", teaching)):
+        assert hasattr(apps, name), f"TEACHING.md names an app that does not exist: {name}"
+    for name in set(re.findall(r"`(check_\w+)`", teaching)):
+        assert hasattr(checks, name), f"TEACHING.md names a checker that does not exist: {name}"
+
+
+def test_the_catalogue_checks_are_not_vacuous():
+    with pytest.raises(LookupError, match="not found"):
+        output("01", r"this text is in no notebook (\d+)")()
+    assert sections("02")["1b"].startswith("The weights"), "sub-sections such as 1b are found too"
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--fill"]:
+        sys.exit("usage: PYTHONPATH=$PWD python tests/test_teaching.py --fill")
+    old = TEACHING.read_text(encoding="utf-8")
+    new = fill(old)
+    TEACHING.write_text(new, encoding="utf-8")
+    changed = [(k, v) for (k, v), (_, w) in zip(markers(old), markers(new)) if v != w]
+    print(f"TEACHING.md: {len(markers(new))} marked numbers, {len(changed)} changed: {changed}")
