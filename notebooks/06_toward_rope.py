@@ -275,8 +275,8 @@ assert check_relative_score(relative_score)
 #
 # | layout | pairs | public code (file, function) |
 # |---|---|---|
-# | interleaved | $(2i,\ 2i+1)$ | RoFormer (Hugging Face `modeling_roformer.py`, `apply_rotary_position_embeddings`); GPT-J (Hugging Face `modeling_gptj.py`, `rotate_every_two`); Meta's reference LLaMA code (`meta-llama/llama`, `llama/model.py`, `apply_rotary_emb`, adjacent pairs as complex numbers via `torch.view_as_complex`) |
-# | half-split | $(i,\ i + d/2)$ | GPT-NeoX (`EleutherAI/gpt-neox`, `megatron/model/positional_embeddings.py`, `rotate_half`); Hugging Face Llama and the many models derived from it (`modeling_llama.py`, `rotate_half`) |
+# | interleaved (相邻配对) | $(2i,\ 2i+1)$ | RoFormer (Hugging Face `modeling_roformer.py`, `apply_rotary_position_embeddings`); GPT-J (Hugging Face `modeling_gptj.py`, `rotate_every_two`); Meta's reference LLaMA code (`meta-llama/llama`, `llama/model.py`, `apply_rotary_emb`, adjacent pairs as complex numbers via `torch.view_as_complex`) |
+# | half-split (前后两半配对) | $(i,\ i + d/2)$ | GPT-NeoX (`EleutherAI/gpt-neox`, `megatron/model/positional_embeddings.py`, `rotate_half`); Hugging Face Llama and the many models derived from it (`modeling_llama.py`, `rotate_half`) |
 #
 # They are the same encoding up to one fixed permutation $P$ of the dimensions (even ones first, then odd ones, as in
 # notebook 03's two layouts): $\text{rope}_{\text{half}}(Px) = P\,\text{rope}_{\text{interleaved}}(x)$. Since
