@@ -11,7 +11,10 @@ Translations live beside the text they translate. A Markdown cell whose metadata
 ``lang="zh"`` (``# %% [markdown] lang="zh"``) is the Chinese version of the English Markdown cell
 just before it: the English edition drops it, the Chinese edition shows it *instead of* that cell.
 Code cells carry no ``lang``: they are written once and are identical in every edition. A cell
-with ``lang="en"`` appears in the English edition only.
+with ``lang="en"`` appears in the English edition only. Every edition but English starts with one
+extra code cell, tagged ``language``, that switches the package's strings
+(``pe_helpers.set_language("zh")``): apps, figure labels, checker messages and errors then speak
+the edition's language.
 
 Command line (``make notebooks`` runs the first)::
 
@@ -30,7 +33,8 @@ from pathlib import Path
 import jupytext
 import nbformat
 
-__all__ = ["LANGUAGES", "EDITION_DIRS", "sources", "edition", "read_edition", "differences", "build", "main"]
+__all__ = ["LANGUAGES", "EDITION_DIRS", "sources", "edition", "language_cell", "read_edition", "differences", "build",
+           "main"]
 
 #: The language editions, English first (the default).
 LANGUAGES = ("en", "zh")
@@ -80,9 +84,18 @@ def edition(nb: nbformat.NotebookNode, lang: str = "en") -> nbformat.NotebookNod
     for cell in cells:
         for key in _VOLATILE_METADATA:
             cell.metadata.pop(key, None)
+    if lang != "en":
+        cells.insert(0, language_cell(lang))
     out.cells = cells
     out.metadata.pop("jupytext", None)
     return out
+
+
+def language_cell(lang: str) -> nbformat.NotebookNode:
+    """The first cell of a non-English edition: switch pe_helpers' strings to ``lang``."""
+    return nbformat.v4.new_code_cell(
+        f'import pe_helpers\n\npe_helpers.set_language("{lang}")  # 界面语言：中文 (apps, figures, checkers, errors)',
+        metadata={"tags": ["language"]})
 
 
 def read_edition(source: str | Path, lang: str = "en") -> nbformat.NotebookNode:

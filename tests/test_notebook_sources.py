@@ -53,7 +53,8 @@ def test_translation_replaces_the_cell_before_it_and_code_is_shared():
     ])
     en, zh = editions.edition(nb, "en"), editions.edition(nb, "zh")
     assert [c.source for c in en.cells] == ["# Title", "x = 1", "untranslated"]
-    assert [c.source for c in zh.cells] == ["# 标题", "x = 1", "untranslated"]
+    assert [c.source for c in zh.cells[1:]] == ["# 标题", "x = 1", "untranslated"]
+    assert zh.cells[0].metadata["tags"] == ["language"] and 'set_language("zh")' in zh.cells[0].source
     assert all("lang" not in c.metadata for c in zh.cells)
     with pytest.raises(ValueError, match="lang must be one of"):
         editions.edition(nb, "fr")
