@@ -146,7 +146,9 @@ def update_catalogue(source: str | Path, lang: str, new: dict[str, str] | None =
 
     old = load_translations(source, lang)
     old.update(new or {})
-    cat = Catalog(locale=lang, project=f"pe-notebooks {Path(source).stem}", fuzzy=False)
+    # keep the catalogue's creation date, so that rewriting it changes only the entries that changed
+    created = _read_catalogue(source, lang).creation_date if catalogue_path(source, lang).exists() else None
+    cat = Catalog(locale=lang, project=f"pe-notebooks {Path(source).stem}", fuzzy=False, creation_date=created)
     for index, text in enumerate(markdown_cells(source)):
         cat.add(text, old.get(text, ""), auto_comments=[f"Markdown cell {index + 1} of {Path(source).name}"])
     path = catalogue_path(source, lang)
@@ -221,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--lang", default="en", help="comma-separated editions (en, zh); default en")
     parser.add_argument("--execute", action="store_true", help="execute each notebook after writing it")
     parser.add_argument("--only", default="", help="comma-separated notebook numbers or names, e.g. 03,05")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)  # the JSON file may follow the options (merge --only 03 done.json)
     langs = [_check_lang(x.strip()) for x in args.lang.split(",") if x.strip()]
     only = [x.strip() for x in args.only.split(",") if x.strip()]
     if args.command == "build":
@@ -257,6 +259,10 @@ def _catalogue_command(command: str, chosen: Sequence[Path], langs: Sequence[str
             path = update_catalogue(s, lang, new.get(s.stem, {}) if new else None)
             left = len(missing_translations(s, lang))
             print(f"{path}: {left} Markdown cell(s) without a translation")
+            unused = set(new.get(s.stem, {})) - set(markdown_cells(s)) if new else set()
+            if unused:  # a key edited by hand, or an English cell changed since `todo`: say so, do not drop it silently
+                print(f"{s.stem}: {len(unused)} JSON entr{'y' if len(unused) == 1 else 'ies'} match no English cell "
+                      f"and were not merged", file=sys.stderr)
     return 0
 
 

@@ -52,6 +52,15 @@ GLOSSARY: tuple[Term, ...] = (
     Term("interleaved pairing", "相邻配对", ("前后半切分",)),
     Term("half-split pairing (rotate_half)", "前后两半配对", ("前后半切分",)),
     Term("exercise", "练习"),
+    Term("relative distance", "相对距离", (), "the seed's §4.2 heading"),
+    Term("heatmap", "热力图", (), "the seed's 频率热力图"),
+    Term("unit circle", "单位圆"),
+    Term("interleaved layout", "交错布局", (), "sin, cos, sin, cos, … columns (notebook 03)"),
+    Term("concatenated layout", "拼接布局", (), "all sin columns, then all cos columns (notebook 03)"),
+    Term("notebook", "笔记本", ("记事本",), "a Jupyter notebook; a laptop is 笔记本电脑"),
+    Term("slider", "滑块"),
+    Term("claim", "论断", (), "the **Claim.** label of each section: **论断**："),
+    Term("misconception", "常见误区", (), "the **Misconception:** box: > **常见误区**："),
 )
 
 
