@@ -61,8 +61,10 @@ class PositionOutOfRangeError(IndexError):
     def __init__(self, max_len: int, asked: int, what: str = "a sequence of length") -> None:
         self.max_len = max_len
         self.asked = asked
+        needs = (f"positions must be in 0..{max_len - 1}: position {asked - 1} was asked for"
+                 if what == "position" else f"{what} {asked} needs positions 0..{asked - 1}")
         super().__init__(
-            f"{what} {asked} needs positions 0..{asked - 1}, but this learned table has "
+            f"{needs}, but this learned table has "
             f"max_len={max_len} rows (positions 0..{max_len - 1}). A learned absolute table has "
             f"no vector for a position it was not built with: use a length <= {max_len}, or a "
             f"larger table (whose extra rows are untrained)."
@@ -147,10 +149,10 @@ def sinusoidal(
     dim = check_dim("dim", dim)
     base = check_base(base)
     layout = check_layout(layout)
-    offset = check_int("offset", offset, minimum=0, maximum=MAX_POSITION - seq_len)
     dtype = check_float_dtype(dtype)
     work = torch.float64 if dtype == torch.float64 else torch.float32
     check_budget(f"sinusoidal(seq_len={seq_len}, dim={dim})", (seq_len, dim), work)
+    offset = check_int("offset", offset, minimum=0, maximum=MAX_POSITION - seq_len)
     block = _block_size(seq_len)
     rows = -(-seq_len // block) * block
     pe = torch.empty(rows, dim, dtype=work)
@@ -247,6 +249,7 @@ class LearnedPositionalEmbedding(nn.Module):
         """A copy with ``new_max_len`` rows: the first ``max_len`` are these, the rest fresh (never trained)."""
         new_max_len = check_int("new_max_len", new_max_len, minimum=self.max_len)
         seed = None if seed is None else check_seed("seed", seed)
+        check_budget(f"extended(new_max_len={new_max_len})", (new_max_len, self.dim), torch.float32, copies=2)
         std = float(self.table.detach().std()) if self.table.numel() > 1 else 0.02
         bigger = LearnedPositionalEmbedding(new_max_len, self.dim, init_std=std, seed=seed)
         with torch.no_grad():
@@ -266,6 +269,7 @@ class SinusoidalPositionalEncoding(nn.Module):
         self.dim = check_dim("dim", dim)
         self.base = check_base(base)
         self.layout = check_layout(layout)
+        check_budget(f"SinusoidalPositionalEncoding(dim={self.dim}), one row", (self.dim,), torch.float64, copies=4)
         self.register_buffer("table", sinusoidal(0, self.dim, base=self.base, layout=self.layout), persistent=False)
 
     def extra_repr(self) -> str:
@@ -374,6 +378,8 @@ def rotate_pairs(x: Tensor, theta: Tensor, layout: str = "interleaved") -> Tenso
         raise TypeError(f"x and theta must be floating tensors, got dtypes {x.dtype} and {theta.dtype}.")
     dim = check_dim("x.shape[-1]", x.shape[-1])
     layout = check_choice("layout", layout, ROPE_LAYOUTS)
+    if theta.device != x.device:
+        raise TypeError(f"x and theta must be on one device, got x on {x.device} and theta on {theta.device}.")
     if theta.shape[-1] != dim // 2:
         raise ValueError(f"theta must have last dimension x.shape[-1] / 2 = {dim // 2} (one angle per pair), "
                          f"got shape {tuple(theta.shape)}.")

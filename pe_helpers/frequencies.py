@@ -47,6 +47,7 @@ def heatmap_values(seq_len: int, d: int, base: float, channel: str) -> Tensor:
     seq_len = check_length("seq_len", seq_len)
     d = check_dim("d", d)
     channel = check_choice("channel", channel, CHANNELS)
+    check_budget(f"heatmap_values(seq_len={seq_len}, d={d})", (seq_len, d), torch.float32)
     pe = sinusoidal(seq_len, d, base=base)
     if channel == "sin":
         return pe[:, 0::2]

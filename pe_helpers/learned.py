@@ -53,7 +53,7 @@ def running_max_batch(batch: int, length: int, vocab: int = 10, *, generator: to
     """
     batch = check_int("batch", batch, minimum=1)
     length = check_int("length", length, minimum=1)
-    vocab = check_int("vocab", vocab, minimum=1)
+    vocab = check_int("vocab", vocab, minimum=1, maximum=2**63 - 1)
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}.")
     check_budget(f"running_max_batch(batch={batch}, length={length})", (batch, length), torch.int64, copies=3)
@@ -74,6 +74,9 @@ class RunningMaxModel(nn.Module):
         max_len = check_int("max_len", max_len, minimum=1)
         use_positions = check_bool("use_positions", use_positions)
         seed = check_seed("seed", seed)
+        check_budget(f"RunningMaxModel(vocab={vocab}, dim={dim})", (2, vocab, dim), torch.float32)
+        check_budget(f"RunningMaxModel(dim={dim}, max_len={max_len})", (max_len + 3 * dim, dim), torch.float32,
+                     copies=2)
         self.vocab = vocab
         self.use_positions = use_positions
         with torch.random.fork_rng(devices=[]):  # seeded init without touching the caller's RNG

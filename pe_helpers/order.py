@@ -61,16 +61,19 @@ APP_SENTENCE = "dog bites man at the park"
 ORDERS = ("original", "swap 0 and 2", "reverse", "rotate by one", "sort alphabetically", "random")
 
 
-def tokens(sentence: str | Sequence[str]) -> list[str]:
-    """The tokens of ``sentence``: split on whitespace (a list of strings is returned as a list)."""
+def tokens(sentence: str | Sequence[str], *, name: str = "sentence") -> list[str]:
+    """The tokens of ``sentence``: split on whitespace (a list of strings is returned as a list).
+
+    ``name`` is the argument's name in error messages (``reordering`` passes ``"a"`` and ``"b"``).
+    """
     if isinstance(sentence, str):
         out = sentence.split()
     elif isinstance(sentence, Sequence) and all(isinstance(t, str) for t in sentence):
         out = list(sentence)
     else:
-        raise TypeError(f"sentence must be a string or a sequence of strings, got {_short(sentence)}.")
+        raise TypeError(f"{name} must be a string or a sequence of strings, got {_short(sentence)}.")
     if not out:
-        raise ValueError(f"sentence must contain at least one token, got {_short(sentence)}.")
+        raise ValueError(f"{name} must contain at least one token, got {_short(sentence)}.")
     return out
 
 
@@ -94,7 +97,7 @@ def token_vectors(sentence: str | Sequence[str], dim: int = 8, *, seed: int = 0)
 
 def is_reordering(a: str | Sequence[str], b: str | Sequence[str]) -> bool:
     """True when ``b`` has exactly the tokens of ``a`` (with multiplicity), in any order."""
-    return sorted(tokens(a)) == sorted(tokens(b))
+    return sorted(tokens(a, name="a")) == sorted(tokens(b, name="b"))
 
 
 def reordering(a: str | Sequence[str], b: str | Sequence[str]) -> Tensor:
@@ -104,12 +107,12 @@ def reordering(a: str | Sequence[str], b: str | Sequence[str]) -> Tensor:
     "you love me" vs "I love you": "me" is a different token from "I"), a ValueError says which
     tokens differ.
     """
-    ta, tb = tokens(a), tokens(b)
+    ta, tb = tokens(a, name="a"), tokens(b, name="b")
     if sorted(ta) != sorted(tb):
         only_a = sorted(set(ta) - set(tb)) or sorted(ta)
         only_b = sorted(set(tb) - set(ta)) or sorted(tb)
         raise ValueError(
-            f"{' '.join(tb)!r} is not a reordering of {' '.join(ta)!r}: tokens {only_a} vs {only_b} differ, "
+            f"b = {' '.join(tb)!r} is not a reordering of a = {' '.join(ta)!r}: tokens {only_a} vs {only_b} differ, "
             "so no permutation turns one into the other."
         )
     used = [False] * len(ta)
@@ -228,4 +231,5 @@ def random_positions(n: int, dim: int, *, seed: int = 1, std: float = 0.5) -> to
     dim = check_int("dim", dim, minimum=1)
     seed = check_seed("seed", seed)
     std = check_real("std", std, minimum=0.0)
+    check_budget(f"random_positions(n={n}, dim={dim})", (n, dim), torch.float32, copies=2)
     return LearnedPositionalEmbedding(n, dim, init_std=std, seed=seed).table.detach().clone()

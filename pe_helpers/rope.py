@@ -105,6 +105,7 @@ def pair_swap_permutation(dim: int) -> Tensor:
     notebook 04's turn of :math:`(\sin, \cos) = (y, x)`, read with the pair the other way round.
     """
     dim = check_dim("dim", dim)
+    check_budget(f"pair_swap_permutation(dim={dim})", (dim,), torch.int64, copies=2)
     return torch.arange(dim).view(-1, 2).flip(-1).reshape(-1)
 
 
@@ -176,6 +177,7 @@ def _rope_rotate(x: object, positions: object, names: tuple[str, str], *, base: 
     x = check_float_tensor(x_name, x, min_ndim=1)
     dim = check_dim(f"{x_name}.shape[-1]", x.shape[-1])
     layout = check_choice("layout", layout, ROPE_LAYOUTS)
+    angle_dtype = check_float_dtype(angle_dtype, "angle_dtype")
     pos = as_real_tensor(pos_name, positions)
     if x.ndim == 1 and tuple(pos.shape) == (1,):  # one vector, one position
         pos = pos[0]
@@ -274,7 +276,7 @@ def additive_scores(q: Tensor, k: Tensor, m: Tensor | Sequence[int], n: Tensor |
     m = as_int_tensor("m", m, minimum=0).reshape(-1).cpu()
     n = as_int_tensor("n", n, minimum=0).reshape(-1).cpu()
     top = max([int(m.max()) if m.numel() else 0, int(n.max()) if n.numel() else 0]) + 1
-    check_budget(f"additive_scores(positions up to {top - 1}, d={dim})", (top, dim), torch.float64)
+    check_budget(f"additive_scores(m, n with positions up to {top - 1}, d={dim})", (top, dim), torch.float64)
     check_budget(f"additive_scores({len(m)} × {len(n)} pairs)", (len(m), len(n)), torch.float64)
     pe = sinusoidal(top, dim, base=base, dtype=torch.float64).to(q.device)
     q, k = q.to(torch.float64), k.to(torch.float64)
