@@ -112,7 +112,7 @@ def reordering(a: str | Sequence[str], b: str | Sequence[str]) -> Tensor:
         only_a = sorted(set(ta) - set(tb)) or sorted(ta)
         only_b = sorted(set(tb) - set(ta)) or sorted(tb)
         raise ValueError(
-            f"b = {' '.join(tb)!r} is not a reordering of a = {' '.join(ta)!r}: tokens {only_a} vs {only_b} differ, "
+            f"{' '.join(tb)!r} is not a reordering of {' '.join(ta)!r}: tokens {only_a} vs {only_b} differ, "
             "so no permutation turns one into the other."
         )
     used = [False] * len(ta)

@@ -397,7 +397,9 @@ SPECS: list[tuple[str, Callable, dict]] = [
       "n": ([1, 2, 9], _int_positions_kind([1, 2, 9], ndim=None))}),
 ]
 
-ALIASES = {"name": ("name", "order"), "x": ("x", "x.shape[-1]"), "q": ("q", "q.shape[-1]"), "d": ("d",),
+# reordering's message quotes both sentences ("'man bites cat' is not a reordering of 'dog bites man'"); it is
+# shown verbatim in notebook 01, so it names b by its value and its role rather than by the argument's name.
+ALIASES = {"b": ("b", "is not a reordering of"), "name": ("name", "order"), "x": ("x", "x.shape[-1]"), "q": ("q", "q.shape[-1]"), "d": ("d",),
            "shifts": ("shifts", "m + shifts", "n + shifts"), "theta": ("theta", "x and theta")}
 
 
