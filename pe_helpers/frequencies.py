@@ -17,16 +17,8 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ._validate import (
-    as_int_tensor,
-    as_real_tensor,
-    check_base,
-    check_budget,
-    check_choice,
-    check_dim,
-    check_float_dtype,
-    check_length,
-)
+from ._validate import as_int_tensor, as_real_tensor, check_base, check_budget, check_choice, check_dim
+from ._validate import check_float_dtype, check_length
 from .encodings import sinusoidal
 
 __all__ = [
