@@ -3,6 +3,9 @@
 #   make test     same bootstrap, then pytest over tests/ and strict nbval over every notebook
 #   make student  write student/: the notebooks with exercise solutions replaced by stubs (git-ignored)
 # With .venv present and requirements.lock / pyproject.toml unchanged, nothing is reinstalled.
+# Python >= 3.11 is needed (requirements.lock pins versions that need it); PYTHON=... picks the interpreter
+# that creates .venv. tools/bootstrap-venv.sh checks it before creating .venv, rebuilds a broken or
+# foreign .venv (with a message saying why), and holds a lock so concurrent make runs are safe.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -24,7 +27,7 @@ LAB_DIR ?= $(EDITION_DIR)
 ALLOW_ROOT := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
 
-.PHONY: lab present test notebooks student lock clean help
+.PHONY: lab present test notebooks student lock clean help FORCE
 
 help:
 	@echo "make lab    - set up (first time) and open JupyterLab on notebooks/"
@@ -32,19 +35,17 @@ help:
 	@echo "make present NB=03 - serve notebook 03's apps with Voila (no code cells) for projecting in class"
 	@echo "make student - write the student edition (solutions replaced by stubs) to student/"
 
-$(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
+# The stamp records that the lock and the package were installed. The script runs every time (it is
+# quick when all is well): it checks .venv, and installs only when the stamp is missing or older than
+# requirements.lock or pyproject.toml.
+$(STAMP): FORCE
+	@sh tools/bootstrap-venv.sh "$(PYTHON)" "$(VENV)"
 
-# The stamp records that the lock and the package were installed; it is remade only when
-# requirements.lock or pyproject.toml is newer than it.
-$(STAMP): requirements.lock pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
-	@touch $(STAMP)
-
+# The Extension Manager is read-only (LabApp.extension_manager=readonly): it lists what is installed
+# and never queries the package index, so the lab starts cleanly offline.
 lab: $(STAMP)
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) \
-		--ServerApp.root_dir=$(LAB_DIR) --LabApp.news_url=None $(ALLOW_ROOT)
+		--ServerApp.root_dir=$(LAB_DIR) --LabApp.news_url=None --LabApp.extension_manager=readonly $(ALLOW_ROOT)
 
 # Present mode for a lecture: one notebook's figures and sliders in Voila, code cells hidden.
 #   make present NB=03     serves notebooks/03_*.ipynb on http://127.0.0.1:8866/?token=...
@@ -82,6 +83,7 @@ student: $(STAMP)
 
 # Rebuild the lock from the ranges in pyproject.toml (needs network access to PyPI).
 lock:
+	@sh tools/bootstrap-venv.sh --check "$(PYTHON)"
 	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock
 	.venv-lock/bin/pip install --quiet torch==2.13.0 -e '.[test,present]'
 	{ head -3 requirements.lock; .venv-lock/bin/pip freeze --all --exclude-editable \
@@ -89,4 +91,4 @@ lock:
 	mv requirements.lock.new requirements.lock && rm -rf .venv-lock
 
 clean:
-	rm -rf $(VENV) build student .pytest_cache
+	rm -rf $(VENV) $(VENV).lock build student .pytest_cache

@@ -1,8 +1,10 @@
-"""Argument checks shared by every helper.
+"""Argument checks shared by every helper (the input policy is written down in CONTRIBUTING.md).
 
 Each check raises a ``ValueError`` or ``TypeError`` whose message names the argument,
 the value it received and what is allowed, so a student never has to read a stack
-trace from deep inside torch to find out what was wrong.
+trace from deep inside torch to find out what was wrong. A result that would not fit in
+:data:`MEMORY_BUDGET_BYTES` raises :class:`MemoryBudgetError` (a ``ValueError``) before
+anything is allocated.
 """
 
 from __future__ import annotations
@@ -15,6 +17,40 @@ import torch
 
 LAYOUTS = ("interleaved", "concatenated")
 ROPE_LAYOUTS = ("interleaved", "half")
+#: The largest tensor any builder may allocate: 2 GiB. A larger request fails at once, naming the size.
+MEMORY_BUDGET_BYTES = 2 * 1024**3
+#: Integer positions and offsets must stay exactly representable once they become float64 angles.
+MAX_POSITION = 2**53
+#: What torch.Generator.manual_seed accepts.
+SEED_RANGE = (-(2**63), 2**64 - 1)
+
+
+class MemoryBudgetError(ValueError):
+    """A request whose result would exceed :data:`MEMORY_BUDGET_BYTES`."""
+
+
+def _gib(n_bytes: float) -> str:
+    return f"{n_bytes / 1024**3:.3g} GiB" if n_bytes >= 2**20 else f"{n_bytes:.0f} bytes"
+
+
+def check_budget(what: str, shape: Sequence[int], dtype: torch.dtype | int = torch.float32,
+                 *, copies: int = 1) -> None:
+    """Raise :class:`MemoryBudgetError` if ``copies`` tensors of ``shape`` and ``dtype`` exceed the budget.
+
+    ``what`` names the result and the arguments that set its size, e.g. ``"sinusoidal(seq_len=10**8, dim=64)"``.
+    ``dtype`` may also be an element size in bytes.
+    """
+    size = dtype if isinstance(dtype, int) else torch.empty((), dtype=dtype).element_size()
+    numel = math.prod(int(n) for n in shape)
+    need = numel * size * copies
+    if need > MEMORY_BUDGET_BYTES:
+        working = f", {copies} such tensors while it is computed" if copies > 1 else ""
+        raise MemoryBudgetError(
+            f"{what} would need a tensor of shape {tuple(int(n) for n in shape)} ({_gib(numel * size)}{working}), "
+            f"more than the "
+            f"memory budget of {_gib(MEMORY_BUDGET_BYTES)} (pe_helpers._validate.MEMORY_BUDGET_BYTES): "
+            f"use smaller arguments."
+        )
 
 
 def _is_int(value: object) -> bool:
@@ -23,18 +59,44 @@ def _is_int(value: object) -> bool:
     if isinstance(value, numbers.Integral):
         return True
     return isinstance(value, torch.Tensor) and value.ndim == 0 and not value.is_floating_point() \
-        and value.dtype != torch.bool
+        and not value.is_complex() and value.dtype != torch.bool and value.device.type != "meta"
 
 
-def check_int(name: str, value: object, *, minimum: int | None = None) -> int:
-    """Return ``value`` as an int, or raise if it is not an integer ``>= minimum``."""
+def check_int(name: str, value: object, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    """Return ``value`` as an int, or raise if it is not an integer in ``minimum..maximum``.
+
+    Python and numpy integers and 0-d integer tensors are integers; bools, floats (even 2.0),
+    strings and 1-element lists are not (a float length or position would be truncated).
+    """
     if not _is_int(value):
-        raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__}).")
+        raise TypeError(f"{name} must be an integer, got {_short(value)} ({type(value).__name__}).")
     value = int(value)  # type: ignore[arg-type]
     if minimum is not None and value < minimum:
         allowed = {0: "a non-negative integer", 1: "a positive integer"}.get(minimum, f"an integer >= {minimum}")
         raise ValueError(f"{name} must be {allowed}, got {value}.")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be at most {maximum}, got {value}.")
     return value
+
+
+def check_seed(name: str, value: object, *, minimum: int = SEED_RANGE[0]) -> int:
+    """A random seed: an integer that ``torch.Generator.manual_seed`` accepts."""
+    return check_int(name, value, minimum=minimum, maximum=SEED_RANGE[1])
+
+
+def check_bool(name: str, value: object) -> bool:
+    """``True`` or ``False`` (numpy bools too); no truthy strings or numbers."""
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, got {_short(value)} ({type(value).__name__}).")
+
+
+def _short(value: object, limit: int = 80) -> str:
+    """``repr(value)``, cut to ``limit`` characters (a big tensor's repr would drown the message)."""
+    if isinstance(value, torch.Tensor) and value.numel() > 8:
+        return f"tensor of shape {tuple(value.shape)} and dtype {value.dtype}"
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def check_length(name: str, value: object) -> int:
@@ -53,30 +115,48 @@ def check_dim(name: str, value: object) -> int:
     return dim
 
 
+def _as_float(value: object) -> float | None:
+    """``value`` as a Python float if it is a real number (bools and complex excluded), else None."""
+    if isinstance(value, torch.Tensor) and value.ndim == 0 and not value.is_complex() and value.dtype != torch.bool \
+            and value.device.type != "meta":
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or type(value).__name__ == "bool_":
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
 def check_base(value: object, name: str = "base") -> float:
     """The wavelength base: a finite real number > 1 (the paper uses 10000)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number > 1 (the paper uses 10000.0), got {value!r}.")
-    base = float(value)
+    base = _as_float(value)
+    if base is None:
+        raise TypeError(f"{name} must be a real number > 1 (the paper uses 10000.0), got {_short(value)}.")
     if not math.isfinite(base) or base <= 1.0:
-        raise ValueError(f"{name} must be a finite number > 1 (the paper uses 10000.0), got {value!r}.")
+        raise ValueError(f"{name} must be a finite number > 1 (the paper uses 10000.0), got {_short(value)}.")
     return base
 
 
-def check_real(name: str, value: object) -> float:
-    """A finite real number (ints included, bools excluded)."""
-    if isinstance(value, torch.Tensor) and value.ndim == 0:
-        value = value.item()
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
-        raise TypeError(f"{name} must be a finite real number, got {value!r}.")
-    return float(value)
+def check_real(name: str, value: object, *, minimum: float | None = None, positive: bool = False) -> float:
+    """A finite real number (ints and 0-d real tensors included, bools and complex excluded)."""
+    number = _as_float(value)
+    if number is None:
+        raise TypeError(f"{name} must be a finite real number, got {_short(value)} ({type(value).__name__}).")
+    if not math.isfinite(number):
+        raise ValueError(f"{name} must be a finite real number, got {_short(value)}.")
+    if positive and number <= 0:
+        raise ValueError(f"{name} must be a number > 0, got {_short(value)}.")
+    if minimum is not None and number < minimum:
+        raise ValueError(f"{name} must be a number >= {minimum}, got {_short(value)}.")
+    return number
 
 
 def check_choice(name: str, value: object, allowed: Sequence[str]) -> str:
     """One of a fixed set of strings."""
     if not isinstance(value, str) or value not in allowed:
         options = ", ".join(repr(a) for a in allowed)
-        raise ValueError(f"{name} must be one of {options}, got {value!r}.")
+        raise ValueError(f"{name} must be one of {options}, got {_short(value)}.")
     return value
 
 
@@ -92,12 +172,50 @@ def check_float_dtype(value: object, name: str = "dtype") -> torch.dtype:
     return value
 
 
-def check_tensor(name: str, value: object, *, min_ndim: int = 1) -> torch.Tensor:
+def check_tensor(name: str, value: object, *, min_ndim: int = 1, ndim: int | None = None) -> torch.Tensor:
+    """A ``torch.Tensor`` with at least ``min_ndim`` (or exactly ``ndim``) dimensions, any dtype."""
     if not isinstance(value, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}.")
+        raise TypeError(f"{name} must be a torch.Tensor, got {_short(value)} ({type(value).__name__}).")
+    if ndim is not None and value.ndim != ndim:
+        raise ValueError(f"{name} must have exactly {ndim} dimension(s), got shape {tuple(value.shape)}.")
     if value.ndim < min_ndim:
         raise ValueError(f"{name} must have at least {min_ndim} dimension(s), got shape {tuple(value.shape)}.")
     return value
+
+
+def check_float_tensor(name: str, value: object, *, min_ndim: int = 1, ndim: int | None = None) -> torch.Tensor:
+    """A real floating tensor (float16, bfloat16, float32, float64) on any device."""
+    t = check_tensor(name, value, min_ndim=min_ndim, ndim=ndim)
+    if not t.is_floating_point():
+        hint = " (for whole numbers use x.float())" if not t.is_complex() and t.dtype != torch.bool else ""
+        raise TypeError(
+            f"{name} must be a floating tensor (real: float16, bfloat16, float32 or float64), "
+            f"got dtype {t.dtype}{hint}."
+        )
+    return t
+
+
+def check_same_kind(names: Sequence[str], *tensors: torch.Tensor) -> None:
+    """Tensors that meet in one product must share dtype and device."""
+    first = tensors[0]
+    for name, t in zip(names[1:], tensors[1:]):
+        if t.dtype != first.dtype or t.device != first.device:
+            raise TypeError(
+                f"{names[0]} and {name} must have the same dtype and device, got {first.dtype} on "
+                f"{first.device} and {t.dtype} on {t.device}."
+            )
+
+
+def check_fits(name: str, shape: Sequence[int], target: Sequence[int], hint: str = "") -> None:
+    """``shape`` must broadcast to ``target`` without changing it (no new or grown dimensions)."""
+    try:
+        ok = tuple(torch.broadcast_shapes(tuple(shape), tuple(target))) == tuple(target)
+    except RuntimeError:
+        ok = False
+    if not ok:
+        raise ValueError(
+            f"{name} of shape {tuple(shape)} must broadcast to {tuple(target)} without changing it{hint}."
+        )
 
 
 def check_last_dim(name: str, x: torch.Tensor, dim: int) -> None:
@@ -107,14 +225,45 @@ def check_last_dim(name: str, x: torch.Tensor, dim: int) -> None:
         )
 
 
-def as_real_tensor(name: str, value: object) -> Tensor:
+def _as_tensor(name: str, value: object, what: str) -> torch.Tensor:
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(f"{name} must be {what}, got {_short(value)}.")
     try:
-        t = torch.as_tensor(value)
-    except (TypeError, ValueError, RuntimeError):
-        raise TypeError(f"{name} must be a number or a tensor of numbers, got {value!r}.") from None
+        return torch.as_tensor(value)
+    except (TypeError, ValueError, RuntimeError, OverflowError):
+        raise TypeError(f"{name} must be {what}, got {_short(value)}.") from None
+
+
+def as_real_tensor(name: str, value: object) -> torch.Tensor:
+    """``value`` (a number, a (nested) list or a tensor of real numbers) as a float64 tensor on its device.
+
+    Bools, complex numbers, strings and NaN/inf are rejected.
+    """
+    t = _as_tensor(name, value, "a real number or a tensor/list of real numbers")
     if t.dtype == torch.bool or t.is_complex():
-        raise TypeError(f"{name} must be real numbers, got dtype {t.dtype}.")
+        raise TypeError(f"{name} must be real numbers, got dtype {t.dtype}: {_short(value)}.")
     t = t.to(torch.float64)
-    if not torch.isfinite(t).all():
-        raise ValueError(f"{name} must be finite, got {value!r}.")
+    if t.device.type != "meta" and not bool(torch.isfinite(t).all()):
+        raise ValueError(f"{name} must be finite numbers (no NaN or inf), got {_short(value)}.")
+    return t
+
+
+def as_int_tensor(name: str, value: object, *, minimum: int | None = None, ndim: int | None = None) -> torch.Tensor:
+    """``value`` (an integer, a (nested) list or a tensor of integers) as an int64 tensor on its device.
+
+    Floats are rejected, even whole ones (a float position would be truncated), and so are bools,
+    complex numbers and integers beyond ``±2**53``.
+    """
+    t = _as_tensor(name, value, "an integer or a tensor/list of integers")
+    if t.is_floating_point() or t.is_complex() or t.dtype == torch.bool:
+        raise TypeError(f"{name} must be integers, got dtype {t.dtype}: {_short(value)}.")
+    if ndim is not None and t.ndim != ndim:
+        raise ValueError(f"{name} must have exactly {ndim} dimension(s), got shape {tuple(t.shape)}.")
+    t = t.long()
+    if t.numel() and t.device.type != "meta":
+        low, high = int(t.min()), int(t.max())
+        if minimum is not None and low < minimum:
+            raise ValueError(f"{name} must be integers >= {minimum}, got {low}.")
+        if max(abs(low), abs(high)) > MAX_POSITION:
+            raise ValueError(f"{name} must be integers of size at most 2**53, got {max(abs(low), abs(high))}.")
     return t

@@ -20,8 +20,16 @@ import torch
 from torch import Tensor, nn
 
 from ._validate import (
+    MAX_POSITION,
+    MEMORY_BUDGET_BYTES,
     ROPE_LAYOUTS,
+    as_int_tensor,
+    as_real_tensor,
     check_base,
+    check_budget,
+    check_fits,
+    check_float_tensor,
+    check_seed,
     check_choice,
     check_dim,
     check_float_dtype,
@@ -54,8 +62,10 @@ class PositionOutOfRangeError(IndexError):
     def __init__(self, max_len: int, asked: int, what: str = "a sequence of length") -> None:
         self.max_len = max_len
         self.asked = asked
+        needs = (f"positions must be in 0..{max_len - 1}: position {asked - 1} was asked for"
+                 if what == "position" else f"{what} {asked} needs positions 0..{asked - 1}")
         super().__init__(
-            f"{what} {asked} needs positions 0..{asked - 1}, but this learned table has "
+            f"{needs}, but this learned table has "
             f"max_len={max_len} rows (positions 0..{max_len - 1}). A learned absolute table has "
             f"no vector for a position it was not built with: use a length <= {max_len}, or a "
             f"larger table (whose extra rows are untrained)."
@@ -69,6 +79,7 @@ def inverse_frequencies(dim: int, base: float = 10000.0) -> Tensor:
     """
     dim = check_dim("dim", dim)
     base = check_base(base)
+    check_budget(f"inverse_frequencies(dim={dim})", (dim // 2,), torch.float64, copies=2)
     two_i = torch.arange(0, dim, 2, dtype=torch.float64)
     return torch.pow(torch.tensor(base, dtype=torch.float64), -two_i / dim)
 
@@ -139,9 +150,10 @@ def sinusoidal(
     dim = check_dim("dim", dim)
     base = check_base(base)
     layout = check_layout(layout)
-    offset = check_int("offset", offset, minimum=0)
     dtype = check_float_dtype(dtype)
     work = torch.float64 if dtype == torch.float64 else torch.float32
+    check_budget(f"sinusoidal(seq_len={seq_len}, dim={dim})", (seq_len, dim), work)
+    offset = check_int("offset", offset, minimum=0, maximum=MAX_POSITION - seq_len)
     block = _block_size(seq_len)
     rows = -(-seq_len // block) * block
     pe = torch.empty(rows, dim, dtype=work)
@@ -158,6 +170,7 @@ def layout_permutation(dim: int) -> Tensor:
     first the even (sin) columns 0, 2, 4, ..., then the odd (cos) columns 1, 3, 5, ...
     """
     dim = check_dim("dim", dim)
+    check_budget(f"layout_permutation(dim={dim})", (dim,), torch.int64, copies=2)
     return torch.cat([torch.arange(0, dim, 2), torch.arange(1, dim, 2)])
 
 
@@ -179,6 +192,7 @@ def shift_matrix(k: float, dim: int, *, base: float = 10000.0, layout: str = "in
     dim = check_dim("dim", dim)
     base = check_base(base)
     layout = check_layout(layout)
+    check_budget(f"shift_matrix(dim={dim})", (dim, dim), torch.float64)
     angle = k * inverse_frequencies(dim, base)
     c, s = torch.cos(angle), torch.sin(angle)
     half = dim // 2
@@ -203,7 +217,10 @@ class LearnedPositionalEmbedding(nn.Module):
         super().__init__()
         self.max_len = check_int("max_len", max_len, minimum=1)
         self.dim = check_int("dim", dim, minimum=1)
-        init_std = check_real("init_std", init_std)
+        init_std = check_real("init_std", init_std, minimum=0.0)
+        seed = None if seed is None else check_seed("seed", seed)
+        check_budget(f"LearnedPositionalEmbedding(max_len={self.max_len}, dim={self.dim})",
+                     (self.max_len, self.dim), torch.float32, copies=2)
         gen = torch.Generator().manual_seed(seed) if seed is not None else None
         self.table = nn.Parameter(torch.randn(self.max_len, self.dim, generator=gen) * init_std)
 
@@ -211,27 +228,29 @@ class LearnedPositionalEmbedding(nn.Module):
         return f"max_len={self.max_len}, dim={self.dim}"
 
     def lookup(self, positions: Tensor | Sequence[int]) -> Tensor:
-        """Rows ``p_i`` for the given integer positions; any position >= max_len raises."""
-        pos = torch.as_tensor(positions)
-        if pos.is_floating_point() or pos.dtype == torch.bool:
-            raise TypeError(f"positions must be integers, got dtype {pos.dtype}.")
-        if pos.numel() and int(pos.min()) < 0:
-            raise ValueError(f"positions must be >= 0, got {int(pos.min())}.")
+        """Rows ``p_i`` for the given integer positions (any shape); any position >= max_len raises."""
+        pos = as_int_tensor("positions", positions, minimum=0)
+        if pos.device.type == "meta":
+            raise TypeError("positions must be on a real device (cpu, cuda, ...), got a meta tensor.")
         if pos.numel() and int(pos.max()) >= self.max_len:
             raise PositionOutOfRangeError(self.max_len, int(pos.max()) + 1, what="position")
-        return self.table[pos]
+        check_budget("lookup(positions)", (*pos.shape, self.dim), self.table.dtype)
+        return self.table[pos.to(self.table.device)]
 
     def forward(self, x: Tensor) -> Tensor:
-        x = check_tensor("x", x, min_ndim=2)
+        """``x + P[:n]`` for a floating ``x`` of shape ``(..., n, dim)`` on any device (result in the promoted dtype)."""
+        x = check_float_tensor("x", x, min_ndim=2)
         check_last_dim("x", x, self.dim)
         n = x.shape[-2]
         if n > self.max_len:
             raise PositionOutOfRangeError(self.max_len, n)
-        return x + self.table[:n]
+        return x + self.table[:n].to(x.device)
 
     def extended(self, new_max_len: int, *, seed: int | None = None) -> "LearnedPositionalEmbedding":
         """A copy with ``new_max_len`` rows: the first ``max_len`` are these, the rest fresh (never trained)."""
         new_max_len = check_int("new_max_len", new_max_len, minimum=self.max_len)
+        seed = None if seed is None else check_seed("seed", seed)
+        check_budget(f"extended(new_max_len={new_max_len})", (new_max_len, self.dim), torch.float32, copies=2)
         std = float(self.table.detach().std()) if self.table.numel() > 1 else 0.02
         bigger = LearnedPositionalEmbedding(new_max_len, self.dim, init_std=std, seed=seed)
         with torch.no_grad():
@@ -251,6 +270,7 @@ class SinusoidalPositionalEncoding(nn.Module):
         self.dim = check_dim("dim", dim)
         self.base = check_base(base)
         self.layout = check_layout(layout)
+        check_budget(f"SinusoidalPositionalEncoding(dim={self.dim}), one row", (self.dim,), torch.float64, copies=4)
         self.register_buffer("table", sinusoidal(0, self.dim, base=self.base, layout=self.layout), persistent=False)
 
     def extra_repr(self) -> str:
@@ -260,24 +280,40 @@ class SinusoidalPositionalEncoding(nn.Module):
         """The first ``n`` rows of the table, growing the cache if needed."""
         n = check_length("n", n)
         if n > self.table.shape[0]:
+            check_budget(f"SinusoidalPositionalEncoding(dim={self.dim}).encodings(n={n})", (n, self.dim),
+                         self.table.dtype)
             size = max(n, 2 * self.table.shape[0], 64)
-            self.table = sinusoidal(size, self.dim, base=self.base, layout=self.layout)
+            if size * self.dim * self.table.element_size() > MEMORY_BUDGET_BYTES:
+                size = n  # doubling would pass the budget: grow to n exactly
+            # Regrow in the buffer's dtype and device: after .double() the cache stays float64.
+            dtype = self.table.dtype if self.table.is_floating_point() else torch.float32
+            self.table = sinusoidal(size, self.dim, base=self.base, layout=self.layout,
+                                    dtype=dtype).to(self.table.device)
         return self.table[:n]
 
     def forward(self, x: Tensor) -> Tensor:
-        x = check_tensor("x", x, min_ndim=2)
+        """``x + PE[:n]`` for a floating ``x`` of shape ``(..., n, dim)`` on any device, in ``x``'s dtype.
+
+        The table is used at ``x``'s precision at least: a float64 ``x`` gets a float64 table even
+        when the cache is float32. Integer or bool ``x`` is an error (``x.float()`` first).
+        """
+        x = check_float_tensor("x", x, min_ndim=2)
         check_last_dim("x", x, self.dim)
-        return x + self.encodings(x.shape[-2]).to(dtype=x.dtype, device=x.device)
+        n = x.shape[-2]
+        pe = self.encodings(n)
+        if torch.finfo(x.dtype).bits > torch.finfo(pe.dtype).bits:
+            pe = sinusoidal(n, self.dim, base=self.base, layout=self.layout, dtype=x.dtype)
+        return x + pe.to(dtype=x.dtype, device=x.device)
 
 
 def rope_angles(positions: Tensor | Sequence[int], dim: int, base: float = 10000.0) -> Tensor:
     r"""Rotation angles :math:`\theta_{m,i} = m\,\omega_i` in float64, shape ``positions.shape + (d/2,)``."""
     dim = check_dim("dim", dim)
     base = check_base(base)
-    pos = torch.as_tensor(positions)
-    if pos.dtype == torch.bool:
-        raise TypeError("positions must be numbers, got a bool tensor.")
-    return pos.to(torch.float64)[..., None] * inverse_frequencies(dim, base)
+    pos = as_real_tensor("positions", positions)
+    check_budget(f"rope_angles(positions of shape {tuple(pos.shape)}, dim={dim})", (*pos.shape, dim // 2),
+                 torch.float64)
+    return pos[..., None] * inverse_frequencies(dim, base).to(pos.device)
 
 
 def apply_rope(
@@ -303,24 +339,26 @@ def apply_rope(
     a single position (``apply_rope(q, 5)`` or ``apply_rope(q, [5])``).
     Angles are computed in float64, cos/sin applied in ``x``'s dtype (float32 at least).
     """
-    x = check_tensor("x", x, min_ndim=1)
-    if not x.is_floating_point():
-        raise TypeError(f"x must be a floating tensor, got dtype {x.dtype}.")
+    x = check_float_tensor("x", x, min_ndim=1)
     dim = check_dim("x.shape[-1]", x.shape[-1])
     layout = check_choice("layout", layout, ROPE_LAYOUTS)
-    theta = rope_angles(positions, dim, base)
-    if x.ndim == 1 and theta.shape[:-1] == (1,):  # one vector, one position
-        theta = theta[0]
-    try:
-        torch.broadcast_shapes(theta.shape[:-1], x.shape[:-1])
-    except RuntimeError:
-        raise ValueError(
-            f"positions of shape {tuple(theta.shape[:-1])} do not fit x of shape {tuple(x.shape)}: "
-            f"give one position per row (shape ({x.shape[-2] if x.ndim > 1 else 1},)) or a shape "
-            f"broadcastable to {tuple(x.shape[:-1])}."
-        ) from None
+    base = check_base(base)
+    theta = _fitted_angles(positions, x, base)
     work = torch.float64 if x.dtype == torch.float64 else torch.float32
-    return rotate_pairs(x.to(work), theta.to(work), layout).to(x.dtype)
+    return rotate_pairs(x.to(work), theta.to(device=x.device, dtype=work), layout).to(x.dtype)
+
+
+def _fitted_angles(positions: object, x: Tensor, base: float, name: str = "positions", x_name: str = "x") -> Tensor:
+    """``rope_angles`` for ``positions`` after checking they broadcast to ``x.shape[:-1]`` without changing it."""
+    if isinstance(positions, Tensor) and positions.device != x.device and positions.device.type == "meta":
+        raise TypeError(f"{name} must be on {x_name}'s device ({x.device}), got a meta tensor.")
+    pos = as_real_tensor(name, positions)
+    if x.ndim == 1 and tuple(pos.shape) == (1,):  # one vector, one position
+        pos = pos[0]
+    check_fits(name, pos.shape, x.shape[:-1],
+               f" ({x_name} has shape {tuple(x.shape)}): give one position per row, shape "
+               f"({x.shape[-2] if x.ndim > 1 else 1},), or a shape that broadcasts to {tuple(x.shape[:-1])}")
+    return rope_angles(pos.to(x.device), x.shape[-1], base)
 
 
 def rotate_pairs(x: Tensor, theta: Tensor, layout: str = "interleaved") -> Tensor:
@@ -332,9 +370,20 @@ def rotate_pairs(x: Tensor, theta: Tensor, layout: str = "interleaved") -> Tenso
     Pairs are dims ``(2i, 2i+1)`` for ``layout="interleaved"`` and ``(i, i + d/2)`` for ``"half"``.
     This is the single home of RoPE's sign convention: :func:`apply_rope`, :mod:`pe_helpers.rope`,
     the figures, the checkers and the extrapolation lab all turn pairs through it. Computed in
-    the common dtype of ``x`` and ``theta`` (no validation: callers check their arguments).
+    the common dtype of ``x`` and ``theta``. Only cheap checks of types and last dimensions here
+    (it is on the lab's hot path); callers check positions and broadcasting.
     """
-    dim = x.shape[-1]
+    x = check_tensor("x", x, min_ndim=1)
+    theta = check_tensor("theta", theta, min_ndim=1)
+    if not (x.is_floating_point() or x.is_complex()) or not theta.is_floating_point():
+        raise TypeError(f"x and theta must be floating tensors, got dtypes {x.dtype} and {theta.dtype}.")
+    dim = check_dim("x.shape[-1]", x.shape[-1])
+    layout = check_choice("layout", layout, ROPE_LAYOUTS)
+    if theta.device != x.device:
+        raise TypeError(f"x and theta must be on one device, got x on {x.device} and theta on {theta.device}.")
+    if theta.shape[-1] != dim // 2:
+        raise ValueError(f"theta must have last dimension x.shape[-1] / 2 = {dim // 2} (one angle per pair), "
+                         f"got shape {tuple(theta.shape)}.")
     cos, sin = torch.cos(theta), torch.sin(theta)
     if layout == "interleaved":
         a, b = x[..., 0::2], x[..., 1::2]

@@ -17,7 +17,8 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ._validate import as_real_tensor, check_base, check_choice, check_dim, check_float_dtype, check_length
+from ._validate import as_int_tensor, as_real_tensor, check_base, check_budget, check_choice, check_dim
+from ._validate import check_float_dtype, check_length
 from .encodings import sinusoidal
 
 __all__ = [
@@ -35,7 +36,10 @@ CHANNELS = ("sin", "cos", "both")
 
 def heatmap_values(seq_len: int, d: int, base: float, channel: str) -> Tensor:
     """The array the heatmap shows: ``[seq_len, d/2]`` for "sin"/"cos", ``[seq_len, d]`` (interleaved) for "both"."""
+    seq_len = check_length("seq_len", seq_len)
+    d = check_dim("d", d)
     channel = check_choice("channel", channel, CHANNELS)
+    check_budget(f"heatmap_values(seq_len={seq_len}, d={d})", (seq_len, d), torch.float32)
     pe = sinusoidal(seq_len, d, base=base)
     if channel == "sin":
         return pe[:, 0::2]
@@ -53,6 +57,7 @@ def seed_sinusoidal(seq_len: int, dim: int, base: float = 10000.0) -> Tensor:
     seq_len = check_length("seq_len", seq_len)
     dim = check_dim("dim", dim)
     base = check_base(base)
+    check_budget(f"seed_sinusoidal(seq_len={seq_len}, dim={dim})", (seq_len, dim), torch.float32, copies=2)
     position = torch.arange(seq_len).float().unsqueeze(1)  # [seq_len, 1]
     index = torch.arange(0, dim, 2).float()  # [dim / 2]
     inv_freq = base ** (-index / dim)  # [dim / 2]
@@ -71,11 +76,8 @@ def seed_sinusoidal_rows(positions: Tensor | Sequence[int], dim: int, base: floa
     """
     dim = check_dim("dim", dim)
     base = check_base(base)
-    pos = torch.as_tensor(positions)
-    if pos.ndim != 1 or pos.is_floating_point() or pos.dtype == torch.bool:
-        raise TypeError(f"positions must be a 1-D sequence of integers, got {positions!r}.")
-    if pos.numel() and int(pos.min()) < 0:
-        raise ValueError(f"positions must be >= 0, got {int(pos.min())}.")
+    pos = as_int_tensor("positions", positions, minimum=0, ndim=1).cpu()
+    check_budget(f"seed_sinusoidal_rows({len(pos)} positions, dim={dim})", (len(pos), dim), torch.float32, copies=2)
     position = pos.float().unsqueeze(1)
     index = torch.arange(0, dim, 2).float()
     inv_freq = base ** (-index / dim)
@@ -92,7 +94,11 @@ def float32_spacing(x: float | Tensor | Sequence[float]) -> Tensor:
     For :math:`2^e \le |x| < 2^{e+1}` it is :math:`2^{e-23}`: 2**-23 near 1, 0.0078 near 1e5, 0.0625 near 1e6.
     A float32 angle near ``x`` can be off by up to half of it.
     """
-    t = as_real_tensor("x", x).abs().to(torch.float32)
+    t = as_real_tensor("x", x).abs()
+    if t.numel() and t.device.type != "meta" and float(t.max()) > torch.finfo(torch.float32).max:
+        raise ValueError(f"x must be within the float32 range (|x| <= {torch.finfo(torch.float32).max:.4g}), "
+                         f"got {float(t.max()):.4g}.")
+    t = t.to(torch.float32)
     up = torch.nextafter(t, torch.full_like(t, math.inf))
     return up.to(torch.float64) - t.to(torch.float64)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from ._validate import check_int, check_real
+from ._validate import as_int_tensor, check_bool, check_budget, check_int, check_real, check_seed
 from .attention import SelfAttention
 from .encodings import LearnedPositionalEmbedding
 
@@ -38,6 +38,9 @@ def row_cosine_similarity(table: Tensor) -> Tensor:
     if not isinstance(table, Tensor) or table.ndim != 2:
         raise TypeError(f"table must be a 2-D tensor [L, d], got {type(table).__name__} "
                         f"{tuple(table.shape) if isinstance(table, Tensor) else ''}.")
+    if table.is_complex() or table.dtype == torch.bool:
+        raise TypeError(f"table must hold real numbers (a float or integer tensor [L, d]), got dtype {table.dtype}.")
+    check_budget(f"row_cosine_similarity(table of shape {tuple(table.shape)})", (table.shape[0],) * 2, torch.float64)
     t = table.detach().to(torch.float64)
     unit = t / t.norm(dim=1, keepdim=True).clamp_min(1e-12)
     return unit @ unit.T
@@ -48,6 +51,12 @@ def running_max_batch(batch: int, length: int, vocab: int = 10, *, generator: to
 
     .. math:: y_i = \max_{j \le i} x_j
     """
+    batch = check_int("batch", batch, minimum=1)
+    length = check_int("length", length, minimum=1)
+    vocab = check_int("vocab", vocab, minimum=1, maximum=2**63 - 1)
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}.")
+    check_budget(f"running_max_batch(batch={batch}, length={length})", (batch, length), torch.int64, copies=3)
     x = torch.randint(vocab, (batch, length), generator=generator)
     return x, torch.cummax(x, dim=1).values
 
@@ -60,6 +69,15 @@ class RunningMaxModel(nn.Module):
 
     def __init__(self, *, vocab: int, dim: int, max_len: int, use_positions: bool = True, seed: int = 0) -> None:
         super().__init__()
+        vocab = check_int("vocab", vocab, minimum=2)
+        dim = check_int("dim", dim, minimum=1)
+        max_len = check_int("max_len", max_len, minimum=1)
+        use_positions = check_bool("use_positions", use_positions)
+        seed = check_seed("seed", seed)
+        check_budget(f"RunningMaxModel(vocab={vocab}, dim={dim})", (2, vocab, dim), torch.float32)
+        check_budget(f"RunningMaxModel(dim={dim}, max_len={max_len})", (max_len + 3 * dim, dim), torch.float32,
+                     copies=2)
+        self.vocab = vocab
         self.use_positions = use_positions
         with torch.random.fork_rng(devices=[]):  # seeded init without touching the caller's RNG
             torch.manual_seed(seed)
@@ -71,6 +89,14 @@ class RunningMaxModel(nn.Module):
             self.positions.table.requires_grad_(False)
 
     def forward(self, x: Tensor) -> Tensor:
+        """Logits ``(..., n, vocab)`` for digit sequences ``x``: integers in ``0..vocab-1``, shape ``(..., n)``."""
+        if not isinstance(x, Tensor):
+            raise TypeError(f"x must be a tensor of digits, got {type(x).__name__}.")
+        x = as_int_tensor("x", x, minimum=0)
+        if x.ndim < 1:
+            raise ValueError(f"x must have a sequence dimension (..., n), got shape {tuple(x.shape)}.")
+        if x.numel() and x.device.type != "meta" and int(x.max()) >= self.vocab:
+            raise ValueError(f"x must hold digits 0..{self.vocab - 1}, got {int(x.max())}.")
         h = self.embed(x)
         if self.use_positions:
             h = self.positions(h)
@@ -105,7 +131,13 @@ class OrderTaskResult:
 
 def accuracy_by_position(model: nn.Module, length: int, *, vocab: int = 10, n: int = 2000, seed: int = 1) -> Tensor:
     """Fraction of correct running-maximum answers at each slot ``0..length-1`` on ``n`` fresh sequences."""
+    if not callable(model):
+        raise TypeError(f"model must be callable (a RunningMaxModel), got {type(model).__name__}.")
     length = check_int("length", length, minimum=1)
+    vocab = check_int("vocab", vocab, minimum=1)
+    n = check_int("n", n, minimum=1)
+    seed = check_seed("seed", seed)
+    check_budget(f"accuracy_by_position(length={length}, vocab={vocab}, n={n})", (n, length, vocab), torch.float32)
     x, y = running_max_batch(n, length, vocab, generator=torch.Generator().manual_seed(seed))
     with torch.no_grad():
         return (model(x).argmax(-1) == y).double().mean(0)
@@ -158,7 +190,7 @@ def train_running_max(
         check_int("dim", dim, minimum=2),
         check_int("vocab", vocab, minimum=2),
         check_int("steps", steps, minimum=1),
-        check_real("lr", lr),
-        check_int("seed", seed, minimum=0),
-        bool(use_positions),
+        check_real("lr", lr, positive=True),
+        check_int("seed", seed, minimum=0, maximum=2**63 - 1),
+        check_bool("use_positions", use_positions),
     )

@@ -21,7 +21,16 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from ._validate import check_choice, check_int
+from ._validate import (
+    _short,
+    check_budget,
+    check_choice,
+    check_fits,
+    check_float_tensor,
+    check_int,
+    check_real,
+    check_seed,
+)
 from .attention import SelfAttention, attention_scores
 from .encodings import LearnedPositionalEmbedding
 from .permutation import as_permutation, permute_rows, random_permutation
@@ -52,16 +61,19 @@ APP_SENTENCE = "dog bites man at the park"
 ORDERS = ("original", "swap 0 and 2", "reverse", "rotate by one", "sort alphabetically", "random")
 
 
-def tokens(sentence: str | Sequence[str]) -> list[str]:
-    """The tokens of ``sentence``: split on whitespace (a list of strings is returned as a list)."""
+def tokens(sentence: str | Sequence[str], *, name: str = "sentence") -> list[str]:
+    """The tokens of ``sentence``: split on whitespace (a list of strings is returned as a list).
+
+    ``name`` is the argument's name in error messages (``reordering`` passes ``"a"`` and ``"b"``).
+    """
     if isinstance(sentence, str):
         out = sentence.split()
     elif isinstance(sentence, Sequence) and all(isinstance(t, str) for t in sentence):
         out = list(sentence)
     else:
-        raise TypeError(f"sentence must be a string or a sequence of strings, got {sentence!r}.")
+        raise TypeError(f"{name} must be a string or a sequence of strings, got {_short(sentence)}.")
     if not out:
-        raise ValueError(f"sentence must contain at least one token, got {sentence!r}.")
+        raise ValueError(f"{name} must contain at least one token, got {_short(sentence)}.")
     return out
 
 
@@ -77,14 +89,15 @@ def token_vectors(sentence: str | Sequence[str], dim: int = 8, *, seed: int = 0)
     """
     toks = tokens(sentence)
     dim = check_int("dim", dim, minimum=1)
-    seed = check_int("seed", seed, minimum=0)
+    seed = check_int("seed", seed, minimum=0, maximum=2**63 - 1)
+    check_budget(f"token_vectors({len(toks)} tokens, dim={dim})", (len(toks), dim), torch.float32, copies=2)
     rows = [torch.randn(dim, generator=torch.Generator().manual_seed(_token_seed(t, seed))) for t in toks]
     return torch.stack(rows)
 
 
 def is_reordering(a: str | Sequence[str], b: str | Sequence[str]) -> bool:
     """True when ``b`` has exactly the tokens of ``a`` (with multiplicity), in any order."""
-    return sorted(tokens(a)) == sorted(tokens(b))
+    return sorted(tokens(a, name="a")) == sorted(tokens(b, name="b"))
 
 
 def reordering(a: str | Sequence[str], b: str | Sequence[str]) -> Tensor:
@@ -94,7 +107,7 @@ def reordering(a: str | Sequence[str], b: str | Sequence[str]) -> Tensor:
     "you love me" vs "I love you": "me" is a different token from "I"), a ValueError says which
     tokens differ.
     """
-    ta, tb = tokens(a), tokens(b)
+    ta, tb = tokens(a, name="a"), tokens(b, name="b")
     if sorted(ta) != sorted(tb):
         only_a = sorted(set(ta) - set(tb)) or sorted(ta)
         only_b = sorted(set(tb) - set(ta)) or sorted(tb)
@@ -119,6 +132,7 @@ def named_order(name: str, sentence: str | Sequence[str], *, seed: int = 0) -> T
     """
     name = check_choice("order", name, ORDERS)
     toks = tokens(sentence)
+    seed = check_seed("seed", seed)
     n = len(toks)
     if name == "original":
         return torch.arange(n)
@@ -166,9 +180,24 @@ def permutation_view(
 
     Equivariance means :math:`f(PX) = P f(X)` and :math:`S' = PSP^\top`.
 
-    ``positions`` (``[n, d]`` or None) is added to the input of both runs after reordering.
+    ``x`` is a real floating ``[n, d]`` tensor with one row per token of
+    ``sentence``; ``head`` a :class:`SelfAttention` of dimension ``d``; ``positions`` (``[n, d]``
+    or None) is added to the input of both runs after reordering.
     """
     toks = tokens(sentence)
+    x = check_float_tensor("x", x, ndim=2)
+    if not isinstance(head, SelfAttention):
+        raise TypeError(f"head must be a SelfAttention, got {type(head).__name__}.")
+    if head.dim != x.shape[-1]:
+        raise ValueError(f"head must have dim = x.shape[-1] = {x.shape[-1]}, got a head of dim {head.dim}.")
+    if len(toks) != x.shape[-2]:
+        raise ValueError(f"sentence must have one token per row of x ({x.shape[-2]} rows of x), "
+                         f"got {len(toks)} tokens: {_short(toks)}.")
+    if positions is not None:
+        positions = check_float_tensor("positions", positions, min_ndim=1)
+        check_fits("positions", positions.shape, x.shape, f" (x has shape {tuple(x.shape)})")
+        if positions.device != x.device:
+            raise TypeError(f"positions must be on x's device ({x.device}), got {positions.device}.")
     p = as_permutation(perm, x.shape[-2])
 
     def run(inp: Tensor) -> tuple[Tensor, Tensor]:
@@ -198,4 +227,9 @@ def random_positions(n: int, dim: int, *, seed: int = 1, std: float = 0.5) -> to
 
     Any table whose rows differ breaks the symmetry; notebook 02 learns one, notebook 03 computes one.
     """
+    n = check_int("n", n, minimum=1)
+    dim = check_int("dim", dim, minimum=1)
+    seed = check_seed("seed", seed)
+    std = check_real("std", std, minimum=0.0)
+    check_budget(f"random_positions(n={n}, dim={dim})", (n, dim), torch.float32, copies=2)
     return LearnedPositionalEmbedding(n, dim, init_std=std, seed=seed).table.detach().clone()

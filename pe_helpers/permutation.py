@@ -11,25 +11,29 @@ from collections.abc import Callable, Sequence
 import torch
 from torch import Tensor
 
-from ._validate import check_int, check_tensor
+from ._validate import _short, as_int_tensor, check_budget, check_int, check_seed, check_tensor
 
 __all__ = ["permutation_matrix", "random_permutation", "as_permutation", "check_equivariance", "permute_rows"]
 
 
 def as_permutation(perm: Tensor | Sequence[int], n: int | None = None) -> Tensor:
-    """``perm`` as a LongTensor, after checking it is a permutation of ``0..n-1``."""
-    try:
-        p = torch.as_tensor(perm)
-    except (TypeError, ValueError, RuntimeError):
-        raise TypeError(f"perm must be a sequence of integers, got {perm!r}.") from None
-    if p.ndim == 1 and len(p) == 0:
+    """``perm`` as a LongTensor, after checking it is a permutation of ``0..n-1`` (``n = len(perm)`` by default).
+
+    ``perm``: a 1-D list, numpy array or integer tensor (on the CPU) with each index exactly once.
+    """
+    if isinstance(perm, Tensor) and perm.device.type == "meta":
+        raise TypeError("perm must hold real values (a list or a CPU tensor), got a meta tensor.")
+    if isinstance(perm, (list, tuple)) and not perm or isinstance(perm, Tensor) and perm.shape == (0,):
         raise ValueError("perm must be a permutation of 0..n-1 with at least one element, got [].")
-    if p.ndim != 1 or p.is_floating_point() or p.dtype == torch.bool or p.is_complex():
-        raise TypeError(f"perm must be a 1-D sequence of integers, got {perm!r}.")
+    p = as_int_tensor("perm", perm)
+    if p.ndim != 1:
+        raise ValueError(f"perm must be a 1-D sequence of integers, got shape {tuple(p.shape)}: {_short(perm)}.")
+    if len(p) == 0:
+        raise ValueError("perm must be a permutation of 0..n-1 with at least one element, got [].")
     size = len(p) if n is None else n
-    if sorted(p.tolist()) != list(range(size)):
+    if len(p) != size or not torch.equal(torch.sort(p.cpu()).values, torch.arange(size)):
         raise ValueError(
-            f"perm must be a permutation of 0..{size - 1} (each index exactly once), got {p.tolist()}."
+            f"perm must be a permutation of 0..{size - 1} (each index exactly once), got {_short(p.tolist())}."
         )
     return p.long()
 
@@ -38,6 +42,7 @@ def permutation_matrix(perm: Tensor | Sequence[int]) -> Tensor:
     r"""The ``n × n`` matrix :math:`P` with :math:`P_{i, perm[i]} = 1`, so :math:`(PX)_i = X_{perm[i]}`."""
     p = as_permutation(perm)
     n = len(p)
+    check_budget(f"permutation_matrix(perm of length {n})", (n, n), torch.float32)
     mat = torch.zeros(n, n)
     mat[torch.arange(n), p] = 1.0
     return mat
@@ -46,14 +51,19 @@ def permutation_matrix(perm: Tensor | Sequence[int]) -> Tensor:
 def random_permutation(n: int, *, seed: int) -> Tensor:
     """A random permutation of ``0..n-1`` from a generator seeded with ``seed`` (same seed, same order)."""
     n = check_int("n", n, minimum=1)
-    seed = check_int("seed", seed)
+    seed = check_seed("seed", seed)
+    check_budget(f"random_permutation(n={n})", (n,), torch.int64, copies=2)
     return torch.randperm(n, generator=torch.Generator().manual_seed(seed))
 
 
 def permute_rows(x: Tensor, perm: Tensor | Sequence[int]) -> Tensor:
-    r""":math:`PX`: the rows (the second-to-last dimension) of ``x`` in the order ``perm``."""
+    r""":math:`PX`: the rows (the second-to-last dimension) of ``x`` in the order ``perm``.
+
+    ``x``: a tensor ``(..., n, d)`` of any dtype, on any device; ``perm``: a permutation of ``0..n-1``.
+    """
+    x = check_tensor("x", x, min_ndim=2)
     p = as_permutation(perm, x.shape[-2])
-    return x[..., p, :]
+    return x[..., p.to(x.device), :]
 
 
 def check_equivariance(fn: Callable[[Tensor], Tensor], x: Tensor, perm: Tensor | Sequence[int]) -> float:
@@ -66,11 +76,22 @@ def check_equivariance(fn: Callable[[Tensor], Tensor], x: Tensor, perm: Tensor |
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}.")
     p = as_permutation(perm, x.shape[-2])
-    mat = permutation_matrix(p).to(x.dtype)
 
-    def first(out: object) -> Tensor:
-        return out[0] if isinstance(out, tuple) else out  # type: ignore[return-value]
+    def first(out: object, what: str) -> Tensor:
+        out = out[0] if isinstance(out, tuple) and out else out
+        if not isinstance(out, Tensor) or out.ndim < 2 or out.shape[-2] != x.shape[-2]:
+            shape = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
+            raise TypeError(f"fn must return a tensor with one row per token ({x.shape[-2]} rows, "
+                            f"shape (..., {x.shape[-2]}, d)), got {shape} for {what}.")
+        return out
 
-    out_of_permuted = first(fn(mat @ x))
-    permuted_out = mat @ first(fn(x))
+    out_of_permuted = first(fn(permute_rows(x, p)), "f(PX)")
+    permuted_out = permute_rows(first(fn(x), "f(X)"), p)
+    if out_of_permuted.shape != permuted_out.shape:
+        raise TypeError(f"fn must return the same shape for X and PX, got {tuple(permuted_out.shape)} and "
+                        f"{tuple(out_of_permuted.shape)}.")
+    if out_of_permuted.numel() == 0:
+        return 0.0
+    if not (out_of_permuted.is_floating_point() or out_of_permuted.is_complex()):
+        out_of_permuted, permuted_out = out_of_permuted.double(), permuted_out.double()  # ints, bools
     return float((out_of_permuted - permuted_out).abs().max())

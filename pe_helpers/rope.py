@@ -29,7 +29,20 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ._validate import ROPE_LAYOUTS, check_base, check_choice, check_dim, check_int, check_real, check_tensor
+from ._validate import (
+    ROPE_LAYOUTS,
+    as_int_tensor,
+    as_real_tensor,
+    check_base,
+    check_budget,
+    check_choice,
+    check_dim,
+    check_fits,
+    check_float_dtype,
+    check_float_tensor,
+    check_real,
+    check_seed,
+)
 from .encodings import (
     apply_rope,
     inverse_frequencies,
@@ -55,7 +68,8 @@ __all__ = [
 def demo_query_key(dim: int = 16, *, seed: int = 0) -> tuple[Tensor, Tensor]:
     """A query and a key content vector ``q, k ~ N(0, I)`` of length ``dim`` (float64, seeded): the app's example."""
     dim = check_dim("dim", dim)
-    seed = check_int("seed", seed, minimum=0)
+    seed = check_seed("seed", seed, minimum=0)
+    check_budget(f"demo_query_key(dim={dim})", (2, dim), torch.float64)
     qk = torch.randn(2, dim, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     return qk[0], qk[1]
 
@@ -91,6 +105,7 @@ def pair_swap_permutation(dim: int) -> Tensor:
     notebook 04's turn of :math:`(\sin, \cos) = (y, x)`, read with the pair the other way round.
     """
     dim = check_dim("dim", dim)
+    check_budget(f"pair_swap_permutation(dim={dim})", (dim,), torch.int64, copies=2)
     return torch.arange(dim).view(-1, 2).flip(-1).reshape(-1)
 
 
@@ -126,15 +141,13 @@ def angles_in_dtype(
     """
     dim = check_dim("dim", dim)
     base = check_base(base)
-    for name, value in (("dtype", dtype), ("frequency_dtype", frequency_dtype or dtype)):
-        if not isinstance(value, torch.dtype) or not value.is_floating_point:
-            raise TypeError(f"{name} must be a floating torch dtype such as torch.float32, got {value!r}.")
-    frequency_dtype = frequency_dtype or dtype
-    pos = torch.as_tensor(positions)
-    if pos.dtype == torch.bool:
-        raise TypeError("positions must be numbers, got a bool tensor.")
-    omega = inverse_frequencies(dim, base).to(frequency_dtype)
-    theta = pos.to(torch.float64).to(dtype)[..., None] * omega
+    dtype = check_float_dtype(dtype, "dtype")
+    frequency_dtype = dtype if frequency_dtype is None else check_float_dtype(frequency_dtype, "frequency_dtype")
+    pos = as_real_tensor("positions", positions)
+    check_budget(f"angles_in_dtype(positions of shape {tuple(pos.shape)}, dim={dim})", (*pos.shape, dim // 2),
+                 torch.float64, copies=2)
+    omega = inverse_frequencies(dim, base).to(device=pos.device, dtype=frequency_dtype)
+    theta = pos.to(dtype)[..., None] * omega
     return theta.to(dtype).to(torch.float64)
 
 
@@ -153,17 +166,24 @@ def rope_rotate(
     (:func:`angles_in_dtype`). With the defaults it equals :func:`~pe_helpers.encodings.apply_rope`
     on a float64 ``x``. ``positions`` has one entry per row of ``x`` (or broadcasts to ``x.shape[:-1]``).
     """
-    x = check_tensor("x", x, min_ndim=1)
-    if not x.is_floating_point():
-        raise TypeError(f"x must be a floating tensor, got dtype {x.dtype}.")
-    dim = check_dim("x.shape[-1]", x.shape[-1])
+    return _rope_rotate(x, positions, ("x", "positions"), base=base, layout=layout, angle_dtype=angle_dtype,
+                        frequency_dtype=frequency_dtype)
+
+
+def _rope_rotate(x: object, positions: object, names: tuple[str, str], *, base: float, layout: str,
+                 angle_dtype: torch.dtype, frequency_dtype: torch.dtype | None) -> Tensor:
+    """:func:`rope_rotate` with the argument names its callers use in their error messages."""
+    x_name, pos_name = names
+    x = check_float_tensor(x_name, x, min_ndim=1)
+    dim = check_dim(f"{x_name}.shape[-1]", x.shape[-1])
     layout = check_choice("layout", layout, ROPE_LAYOUTS)
-    theta = angles_in_dtype(positions, dim, base=base, dtype=angle_dtype, frequency_dtype=frequency_dtype)
-    try:
-        torch.broadcast_shapes(theta.shape[:-1], x.shape[:-1])
-    except RuntimeError:
-        raise ValueError(f"positions of shape {tuple(theta.shape[:-1])} do not fit x of shape {tuple(x.shape)}: "
-                         f"give one position per row of x.") from None
+    angle_dtype = check_float_dtype(angle_dtype, "angle_dtype")
+    pos = as_real_tensor(pos_name, positions)
+    if x.ndim == 1 and tuple(pos.shape) == (1,):  # one vector, one position
+        pos = pos[0]
+    check_fits(pos_name, pos.shape, x.shape[:-1],
+               f" ({x_name} has shape {tuple(x.shape)}): give one position per row of {x_name}")
+    theta = angles_in_dtype(pos.to(x.device), dim, base=base, dtype=angle_dtype, frequency_dtype=frequency_dtype)
     return rotate_pairs(x.to(torch.float64), theta, layout)
 
 
@@ -183,12 +203,23 @@ def rope_scores(
     ``q`` is ``[..., n_q, d]`` with ``positions_q`` of length ``n_q``; ``k`` is ``[..., n_k, d]`` with
     ``positions_k``. Float64, without the :math:`1/\sqrt{d}` scale. ``angle_dtype`` as in :func:`rope_rotate`.
     """
-    q = check_tensor("q", q, min_ndim=2)
-    k = check_tensor("k", k, min_ndim=2)
+    q = check_float_tensor("q", q, min_ndim=2)
+    k = check_float_tensor("k", k, min_ndim=2)
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q and k must have the same last dimension, got q {tuple(q.shape)} and k {tuple(k.shape)}.")
+    if q.device != k.device:
+        raise TypeError(f"q and k must be on the same device, got {q.device} and {k.device}.")
+    try:
+        batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2])
+    except RuntimeError:
+        raise ValueError(f"q and k must have batch dimensions that broadcast, got q {tuple(q.shape)} and "
+                         f"k {tuple(k.shape)}.") from None
+    check_budget(f"rope_scores(q {tuple(q.shape)}, k {tuple(k.shape)})", (*batch, q.shape[-2], k.shape[-2]),
+                 torch.float64)
     kw = dict(base=base, layout=layout, angle_dtype=angle_dtype, frequency_dtype=frequency_dtype)
-    return rope_rotate(q, positions_q, **kw) @ rope_rotate(k, positions_k, **kw).transpose(-2, -1)
+    rq = _rope_rotate(q, positions_q, ("q", "positions_q"), **kw)
+    rk = _rope_rotate(k, positions_k, ("k", "positions_k"), **kw)
+    return rq @ rk.transpose(-2, -1)
 
 
 def shifted_scores(
@@ -205,14 +236,22 @@ def shifted_scores(
     (exactly in float64; the keyword arguments of :func:`rope_rotate` change the angle's precision).
     ``q`` and ``k`` are single vectors ``[d]``.
     """
-    q = check_tensor("q", q, min_ndim=1)
-    k = check_tensor("k", k, min_ndim=1)
-    if q.ndim != 1 or k.ndim != 1 or q.shape != k.shape:
-        raise ValueError(f"q and k must be vectors of the same length, got {tuple(q.shape)} and {tuple(k.shape)}.")
+    q = check_float_tensor("q", q, ndim=1)
+    k = check_float_tensor("k", k, ndim=1)
+    if q.shape != k.shape or q.device != k.device:
+        raise ValueError(f"q and k must be vectors of the same length on one device, got {tuple(q.shape)} on "
+                         f"{q.device} and {tuple(k.shape)} on {k.device}.")
     m, n = check_real("m", m), check_real("n", n)
-    t = torch.as_tensor(shifts, dtype=torch.float64).reshape(-1)
-    rq = rope_rotate(q.expand(t.numel(), -1), m + t, **kwargs)
-    rk = rope_rotate(k.expand(t.numel(), -1), n + t, **kwargs)
+    unknown = sorted(set(kwargs) - {"base", "layout", "angle_dtype", "frequency_dtype"})
+    if unknown:
+        raise TypeError(f"shifted_scores got unknown keyword argument(s) {unknown}: allowed are base, layout, "
+                        f"angle_dtype, frequency_dtype (those of rope_rotate).")
+    t = as_real_tensor("shifts", shifts).reshape(-1).to(q.device)
+    check_budget(f"shifted_scores({t.numel()} shifts, d={q.shape[0]})", (t.numel(), q.shape[0]), torch.float64,
+                 copies=4)
+    kw = {"base": 10000.0, "layout": "interleaved", "angle_dtype": torch.float64, "frequency_dtype": None, **kwargs}
+    rq = _rope_rotate(q.expand(t.numel(), -1), m + t, ("q", "m + shifts"), **kw)
+    rk = _rope_rotate(k.expand(t.numel(), -1), n + t, ("k", "n + shifts"), **kw)
     return (rq * rk).sum(-1)
 
 
@@ -225,12 +264,20 @@ def additive_scores(q: Tensor, k: Tensor, m: Tensor | Sequence[int], n: Tensor |
     The two middle terms depend on ``m`` and ``n`` themselves, not only on ``n - m``. Float64,
     shape ``[len(m), len(n)]`` for vectors ``q``, ``k`` of length ``d``.
     """
-    q = check_tensor("q", q, min_ndim=1).to(torch.float64)
-    k = check_tensor("k", k, min_ndim=1).to(torch.float64)
-    m = torch.as_tensor(m, dtype=torch.long).reshape(-1)
-    n = torch.as_tensor(n, dtype=torch.long).reshape(-1)
-    top = int(max(m.max(), n.max())) + 1 if m.numel() and n.numel() else 1
-    if m.numel() and int(min(m.min(), n.min())) < 0:
-        raise ValueError("positions m and n must be >= 0.")
-    pe = sinusoidal(top, q.shape[-1], base=base, dtype=torch.float64)
-    return (q + pe[m]) @ (k + pe[n]).T
+    q = check_float_tensor("q", q, ndim=1)
+    k = check_float_tensor("k", k, ndim=1)
+    if q.shape != k.shape or q.device != k.device:
+        raise ValueError(f"q and k must be vectors of the same length on one device, got {tuple(q.shape)} on "
+                         f"{q.device} and {tuple(k.shape)} on {k.device}.")
+    dim = check_dim("q.shape[-1]", q.shape[-1])
+    base = check_base(base)
+    if isinstance(m, Tensor) and m.device.type == "meta" or isinstance(n, Tensor) and n.device.type == "meta":
+        raise TypeError("m and n must hold real values (lists or CPU tensors), got a meta tensor.")
+    m = as_int_tensor("m", m, minimum=0).reshape(-1).cpu()
+    n = as_int_tensor("n", n, minimum=0).reshape(-1).cpu()
+    top = max([int(m.max()) if m.numel() else 0, int(n.max()) if n.numel() else 0]) + 1
+    check_budget(f"additive_scores(m, n with positions up to {top - 1}, d={dim})", (top, dim), torch.float64)
+    check_budget(f"additive_scores({len(m)} × {len(n)} pairs)", (len(m), len(n)), torch.float64)
+    pe = sinusoidal(top, dim, base=base, dtype=torch.float64).to(q.device)
+    q, k = q.to(torch.float64), k.to(torch.float64)
+    return (q + pe[m.to(q.device)]) @ (k + pe[n.to(q.device)]).T

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ._validate import as_real_tensor, check_base, check_dim, check_int
+from ._validate import as_real_tensor, check_base, check_budget, check_dim, check_int
 from .encodings import inverse_frequencies
 
 __all__ = [
@@ -31,7 +31,10 @@ def phasor(positions: float | Tensor | Sequence[float], pair: int, dim: int, bas
     pair = check_int("pair", pair, minimum=0)
     if pair >= dim // 2:
         raise ValueError(f"pair must be in 0..{dim // 2 - 1} for dim = {dim}, got {pair}.")
-    angle = as_real_tensor("positions", positions) * inverse_frequencies(dim, base)[pair]
+    base = check_base(base)
+    pos = as_real_tensor("positions", positions)
+    check_budget(f"phasor(positions of shape {tuple(pos.shape)})", (*pos.shape, 2), torch.float64, copies=2)
+    angle = pos * inverse_frequencies(dim, base)[pair].to(pos.device)
     return torch.stack([torch.sin(angle), torch.cos(angle)], dim=-1)
 
 
@@ -48,7 +51,9 @@ def pe_dot_product(k: float | Tensor | Sequence[float], dim: int, base: float = 
     dim = check_dim("dim", dim)
     base = check_base(base)
     offsets = as_real_tensor("k", k)
-    return torch.cos(offsets[..., None] * inverse_frequencies(dim, base)).sum(-1)
+    check_budget(f"pe_dot_product(k of shape {tuple(offsets.shape)}, dim={dim})", (*offsets.shape, dim // 2),
+                 torch.float64, copies=2)
+    return torch.cos(offsets[..., None] * inverse_frequencies(dim, base).to(offsets.device)).sum(-1)
 
 
 def first_rise(dim: int, base: float = 10000.0, *, k_max: int = 10000) -> int | None:
@@ -56,7 +61,10 @@ def first_rise(dim: int, base: float = 10000.0, *, k_max: int = 10000) -> int | 
 
     A monotone decay would have no such ``k``; ``None`` means none was found up to ``k_max``.
     """
+    dim = check_dim("dim", dim)
+    base = check_base(base)
     k_max = check_int("k_max", k_max, minimum=1)
+    check_budget(f"first_rise(dim={dim}, k_max={k_max})", (k_max + 1, dim // 2), torch.float64, copies=2)
     values = pe_dot_product(torch.arange(k_max + 1), dim, base)
     rises = (values[1:] > values[:-1]).nonzero()
     return int(rises[0]) if len(rises) else None
