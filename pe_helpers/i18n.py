@@ -93,3 +93,74 @@ def font_family(lang: str | None = None) -> list[str]:
     if lang == "en":
         return ["DejaVu Sans"]
     return ["DejaVu Sans", _register_cjk_font()]
+
+
+# ---- the catalogue's upkeep (a maintainer's command line, not used at run time) ----------------------
+
+def source_messages() -> dict[str, list[str]]:
+    """Every ``_("…")`` string in the package's code -> where it is (``file:line``), via Babel's extractor."""
+    from pathlib import Path
+
+    from babel.messages.extract import extract_from_file
+
+    root = Path(__file__).resolve().parent
+    found: dict[str, list[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        for lineno, message, _comments, _context in extract_from_file("python", str(path), keywords={"_": None}):
+            if isinstance(message, str):
+                found.setdefault(message, []).append(f"{path.relative_to(root.parent)}:{lineno}")
+    return found
+
+
+def _catalogue_path(lang: str):  # noqa: ANN202
+    return resources.files("pe_helpers") / "locale" / lang / "LC_MESSAGES" / "pe_helpers.po"
+
+
+def update_catalogue(lang: str = "zh", new: dict[str, str] | None = None) -> list[str]:
+    """Rewrite ``lang``'s catalogue from the code: keep translations, add ``new``, drop unused entries.
+
+    Returns the msgids still without a translation.
+    """
+    from pathlib import Path
+
+    from babel.messages.catalog import Catalog
+    from babel.messages.pofile import write_po
+
+    known = dict(catalogue(lang))
+    known.update(new or {})
+    cat = Catalog(locale=lang, project="pe-helpers", fuzzy=False)
+    messages = source_messages()
+    for message, places in messages.items():
+        cat.add(message, known.get(message, ""), locations=[(p.rsplit(":", 1)[0], int(p.rsplit(":", 1)[1]))
+                                                            for p in places])
+    path = Path(str(_catalogue_path(lang)))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as handle:
+        write_po(handle, cat, width=0, include_lineno=False, sort_output=True)
+    catalogue.cache_clear()
+    return [m for m in messages if not known.get(m)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m pe_helpers.i18n update|todo|merge FILE [--lang zh]``: keep the string catalogue in step."""
+    import argparse
+    import json
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m pe_helpers.i18n")
+    parser.add_argument("command", choices=("update", "todo", "merge"))
+    parser.add_argument("json", nargs="?", help="merge: a JSON file {english: translation}")
+    parser.add_argument("--lang", default="zh")
+    args = parser.parse_intermixed_args(argv)
+    if args.command == "todo":
+        done = catalogue(args.lang)
+        print(json.dumps({m: "" for m in source_messages() if not done.get(m)}, ensure_ascii=False, indent=1))
+        return 0
+    new = json.loads(open(args.json, encoding="utf-8").read()) if args.command == "merge" else None
+    left = update_catalogue(args.lang, new)
+    print(f"{_catalogue_path(args.lang)}: {len(left)} string(s) without a translation", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
