@@ -14,6 +14,7 @@ import numbers
 from collections.abc import Sequence
 
 import torch
+from .i18n import _
 
 LAYOUTS = ("interleaved", "concatenated")
 ROPE_LAYOUTS = ("interleaved", "half")
@@ -46,10 +47,7 @@ def check_budget(what: str, shape: Sequence[int], dtype: torch.dtype | int = tor
     if need > MEMORY_BUDGET_BYTES:
         working = f", {copies} such tensors while it is computed" if copies > 1 else ""
         raise MemoryBudgetError(
-            f"{what} would need a tensor of shape {tuple(int(n) for n in shape)} ({_gib(numel * size)}{working}), "
-            f"more than the "
-            f"memory budget of {_gib(MEMORY_BUDGET_BYTES)} (pe_helpers._validate.MEMORY_BUDGET_BYTES): "
-            f"use smaller arguments."
+            _("{0} would need a tensor of shape {1} ({2}{3}), more than the memory budget of {4} (pe_helpers._validate.MEMORY_BUDGET_BYTES): use smaller arguments.").format(what, tuple(int(n) for n in shape), _gib(numel * size), working, _gib(MEMORY_BUDGET_BYTES))
         )
 
 
@@ -69,13 +67,13 @@ def check_int(name: str, value: object, *, minimum: int | None = None, maximum: 
     strings and 1-element lists are not (a float length or position would be truncated).
     """
     if not _is_int(value):
-        raise TypeError(f"{name} must be an integer, got {_short(value)} ({type(value).__name__}).")
+        raise TypeError(_("{0} must be an integer, got {1} ({2}).").format(name, _short(value), type(value).__name__))
     value = int(value)  # type: ignore[arg-type]
     if minimum is not None and value < minimum:
         allowed = {0: "a non-negative integer", 1: "a positive integer"}.get(minimum, f"an integer >= {minimum}")
-        raise ValueError(f"{name} must be {allowed}, got {value}.")
+        raise ValueError(_("{0} must be {1}, got {2}.").format(name, allowed, value))
     if maximum is not None and value > maximum:
-        raise ValueError(f"{name} must be at most {maximum}, got {value}.")
+        raise ValueError(_("{0} must be at most {1}, got {2}.").format(name, maximum, value))
     return value
 
 
@@ -88,7 +86,7 @@ def check_bool(name: str, value: object) -> bool:
     """``True`` or ``False`` (numpy bools too); no truthy strings or numbers."""
     if isinstance(value, bool) or type(value).__name__ == "bool_":
         return bool(value)
-    raise TypeError(f"{name} must be True or False, got {_short(value)} ({type(value).__name__}).")
+    raise TypeError(_("{0} must be True or False, got {1} ({2}).").format(name, _short(value), type(value).__name__))
 
 
 def _short(value: object, limit: int = 80) -> str:
@@ -109,8 +107,7 @@ def check_dim(name: str, value: object) -> int:
     dim = check_int(name, value, minimum=1)
     if dim % 2:
         raise ValueError(
-            f"{name} must be a positive even integer (sin and cos come in pairs), got {dim}. "
-            f"Try {dim - 1 if dim > 1 else 2} or {dim + 1}."
+            _("{0} must be a positive even integer (sin and cos come in pairs), got {1}. Try {2} or {3}.").format(name, dim, dim - 1 if dim > 1 else 2, dim + 1)
         )
     return dim
 
@@ -132,9 +129,9 @@ def check_base(value: object, name: str = "base") -> float:
     """The wavelength base: a finite real number > 1 (the paper uses 10000)."""
     base = _as_float(value)
     if base is None:
-        raise TypeError(f"{name} must be a real number > 1 (the paper uses 10000.0), got {_short(value)}.")
+        raise TypeError(_("{0} must be a real number > 1 (the paper uses 10000.0), got {1}.").format(name, _short(value)))
     if not math.isfinite(base) or base <= 1.0:
-        raise ValueError(f"{name} must be a finite number > 1 (the paper uses 10000.0), got {_short(value)}.")
+        raise ValueError(_("{0} must be a finite number > 1 (the paper uses 10000.0), got {1}.").format(name, _short(value)))
     return base
 
 
@@ -142,13 +139,13 @@ def check_real(name: str, value: object, *, minimum: float | None = None, positi
     """A finite real number (ints and 0-d real tensors included, bools and complex excluded)."""
     number = _as_float(value)
     if number is None:
-        raise TypeError(f"{name} must be a finite real number, got {_short(value)} ({type(value).__name__}).")
+        raise TypeError(_("{0} must be a finite real number, got {1} ({2}).").format(name, _short(value), type(value).__name__))
     if not math.isfinite(number):
-        raise ValueError(f"{name} must be a finite real number, got {_short(value)}.")
+        raise ValueError(_("{0} must be a finite real number, got {1}.").format(name, _short(value)))
     if positive and number <= 0:
-        raise ValueError(f"{name} must be a number > 0, got {_short(value)}.")
+        raise ValueError(_("{0} must be a number > 0, got {1}.").format(name, _short(value)))
     if minimum is not None and number < minimum:
-        raise ValueError(f"{name} must be a number >= {minimum}, got {_short(value)}.")
+        raise ValueError(_("{0} must be a number >= {1}, got {2}.").format(name, minimum, _short(value)))
     return number
 
 
@@ -156,7 +153,7 @@ def check_choice(name: str, value: object, allowed: Sequence[str]) -> str:
     """One of a fixed set of strings."""
     if not isinstance(value, str) or value not in allowed:
         options = ", ".join(repr(a) for a in allowed)
-        raise ValueError(f"{name} must be one of {options}, got {_short(value)}.")
+        raise ValueError(_("{0} must be one of {1}, got {2}.").format(name, options, _short(value)))
     return value
 
 
@@ -167,7 +164,7 @@ def check_layout(value: object) -> str:
 def check_float_dtype(value: object, name: str = "dtype") -> torch.dtype:
     if not isinstance(value, torch.dtype) or not value.is_floating_point:
         raise TypeError(
-            f"{name} must be a floating torch dtype such as torch.float32 or torch.float64, got {value!r}."
+            _("{0} must be a floating torch dtype such as torch.float32 or torch.float64, got {1!r}.").format(name, value)
         )
     return value
 
@@ -175,11 +172,11 @@ def check_float_dtype(value: object, name: str = "dtype") -> torch.dtype:
 def check_tensor(name: str, value: object, *, min_ndim: int = 1, ndim: int | None = None) -> torch.Tensor:
     """A ``torch.Tensor`` with at least ``min_ndim`` (or exactly ``ndim``) dimensions, any dtype."""
     if not isinstance(value, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {_short(value)} ({type(value).__name__}).")
+        raise TypeError(_("{0} must be a torch.Tensor, got {1} ({2}).").format(name, _short(value), type(value).__name__))
     if ndim is not None and value.ndim != ndim:
-        raise ValueError(f"{name} must have exactly {ndim} dimension(s), got shape {tuple(value.shape)}.")
+        raise ValueError(_("{0} must have exactly {1} dimension(s), got shape {2}.").format(name, ndim, tuple(value.shape)))
     if value.ndim < min_ndim:
-        raise ValueError(f"{name} must have at least {min_ndim} dimension(s), got shape {tuple(value.shape)}.")
+        raise ValueError(_("{0} must have at least {1} dimension(s), got shape {2}.").format(name, min_ndim, tuple(value.shape)))
     return value
 
 
@@ -189,8 +186,7 @@ def check_float_tensor(name: str, value: object, *, min_ndim: int = 1, ndim: int
     if not t.is_floating_point():
         hint = " (for whole numbers use x.float())" if not t.is_complex() and t.dtype != torch.bool else ""
         raise TypeError(
-            f"{name} must be a floating tensor (real: float16, bfloat16, float32 or float64), "
-            f"got dtype {t.dtype}{hint}."
+            _("{0} must be a floating tensor (real: float16, bfloat16, float32 or float64), got dtype {1}{2}.").format(name, t.dtype, hint)
         )
     return t
 
@@ -201,8 +197,7 @@ def check_same_kind(names: Sequence[str], *tensors: torch.Tensor) -> None:
     for name, t in zip(names[1:], tensors[1:]):
         if t.dtype != first.dtype or t.device != first.device:
             raise TypeError(
-                f"{names[0]} and {name} must have the same dtype and device, got {first.dtype} on "
-                f"{first.device} and {t.dtype} on {t.device}."
+                _("{0} and {1} must have the same dtype and device, got {2} on {3} and {4} on {5}.").format(names[0], name, first.dtype, first.device, t.dtype, t.device)
             )
 
 
@@ -214,24 +209,24 @@ def check_fits(name: str, shape: Sequence[int], target: Sequence[int], hint: str
         ok = False
     if not ok:
         raise ValueError(
-            f"{name} of shape {tuple(shape)} must broadcast to {tuple(target)} without changing it{hint}."
+            _("{0} of shape {1} must broadcast to {2} without changing it{3}.").format(name, tuple(shape), tuple(target), hint)
         )
 
 
 def check_last_dim(name: str, x: torch.Tensor, dim: int) -> None:
     if x.shape[-1] != dim:
         raise ValueError(
-            f"{name} must have last dimension {dim} (the model dimension), got shape {tuple(x.shape)}."
+            _("{0} must have last dimension {1} (the model dimension), got shape {2}.").format(name, dim, tuple(x.shape))
         )
 
 
 def _as_tensor(name: str, value: object, what: str) -> torch.Tensor:
     if isinstance(value, (str, bytes)) or value is None:
-        raise TypeError(f"{name} must be {what}, got {_short(value)}.")
+        raise TypeError(_("{0} must be {1}, got {2}.").format(name, what, _short(value)))
     try:
         return torch.as_tensor(value)
     except (TypeError, ValueError, RuntimeError, OverflowError):
-        raise TypeError(f"{name} must be {what}, got {_short(value)}.") from None
+        raise TypeError(_("{0} must be {1}, got {2}.").format(name, what, _short(value))) from None
 
 
 def as_real_tensor(name: str, value: object) -> torch.Tensor:
@@ -241,10 +236,10 @@ def as_real_tensor(name: str, value: object) -> torch.Tensor:
     """
     t = _as_tensor(name, value, "a real number or a tensor/list of real numbers")
     if t.dtype == torch.bool or t.is_complex():
-        raise TypeError(f"{name} must be real numbers, got dtype {t.dtype}: {_short(value)}.")
+        raise TypeError(_("{0} must be real numbers, got dtype {1}: {2}.").format(name, t.dtype, _short(value)))
     t = t.to(torch.float64)
     if t.device.type != "meta" and not bool(torch.isfinite(t).all()):
-        raise ValueError(f"{name} must be finite numbers (no NaN or inf), got {_short(value)}.")
+        raise ValueError(_("{0} must be finite numbers (no NaN or inf), got {1}.").format(name, _short(value)))
     return t
 
 
@@ -256,14 +251,14 @@ def as_int_tensor(name: str, value: object, *, minimum: int | None = None, ndim:
     """
     t = _as_tensor(name, value, "an integer or a tensor/list of integers")
     if t.is_floating_point() or t.is_complex() or t.dtype == torch.bool:
-        raise TypeError(f"{name} must be integers, got dtype {t.dtype}: {_short(value)}.")
+        raise TypeError(_("{0} must be integers, got dtype {1}: {2}.").format(name, t.dtype, _short(value)))
     if ndim is not None and t.ndim != ndim:
-        raise ValueError(f"{name} must have exactly {ndim} dimension(s), got shape {tuple(t.shape)}.")
+        raise ValueError(_("{0} must have exactly {1} dimension(s), got shape {2}.").format(name, ndim, tuple(t.shape)))
     t = t.long()
     if t.numel() and t.device.type != "meta":
         low, high = int(t.min()), int(t.max())
         if minimum is not None and low < minimum:
-            raise ValueError(f"{name} must be integers >= {minimum}, got {low}.")
+            raise ValueError(_("{0} must be integers >= {1}, got {2}.").format(name, minimum, low))
         if max(abs(low), abs(high)) > MAX_POSITION:
-            raise ValueError(f"{name} must be integers of size at most 2**53, got {max(abs(low), abs(high))}.")
+            raise ValueError(_("{0} must be integers of size at most 2**53, got {1}.").format(name, max(abs(low), abs(high))))
     return t

@@ -13,6 +13,7 @@ import torch
 from torch import Tensor, nn
 
 from ._validate import check_budget, check_float_tensor, check_int, check_same_kind, check_seed, check_tensor
+from .i18n import _
 
 __all__ = ["scaled_dot_product_attention", "causal_mask", "attention_scores", "SelfAttention"]
 
@@ -34,15 +35,15 @@ def _scores_shape(q: object, k: object) -> tuple[int, ...]:
     check_same_kind(("q", "k"), q, k)
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(
-            f"q and k must have the same last dimension d_k, got q {tuple(q.shape)} and k {tuple(k.shape)}."
+            _("q and k must have the same last dimension d_k, got q {0} and k {1}.").format(tuple(q.shape), tuple(k.shape))
         )
     if q.shape[-1] == 0:
-        raise ValueError(f"q and k must have a last dimension d_k >= 1, got q {tuple(q.shape)}.")
+        raise ValueError(_("q and k must have a last dimension d_k >= 1, got q {0}.").format(tuple(q.shape)))
     try:
         batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2])
     except RuntimeError:
         raise ValueError(
-            f"q and k must have batch dimensions that broadcast, got q {tuple(q.shape)} and k {tuple(k.shape)}."
+            _("q and k must have batch dimensions that broadcast, got q {0} and k {1}.").format(tuple(q.shape), tuple(k.shape))
         ) from None
     shape = (*batch, q.shape[-2], k.shape[-2])
     check_budget(f"the scores of q {tuple(q.shape)} and k {tuple(k.shape)}", shape, q.dtype, copies=2)
@@ -55,15 +56,13 @@ def _check_qkv(q: Tensor, k: Tensor, v: Tensor) -> tuple[int, ...]:
     check_same_kind(("q", "v"), q, v)
     if k.shape[-2] != v.shape[-2]:
         raise ValueError(
-            f"k and v must have the same number of rows (one value per key), got k {tuple(k.shape)} "
-            f"and v {tuple(v.shape)}."
+            _("k and v must have the same number of rows (one value per key), got k {0} and v {1}.").format(tuple(k.shape), tuple(v.shape))
         )
     try:
         torch.broadcast_shapes(shape[:-2], v.shape[:-2])
     except RuntimeError:
         raise ValueError(
-            f"v must have batch dimensions that broadcast with q and k, got v {tuple(v.shape)} "
-            f"and scores {shape}."
+            _("v must have batch dimensions that broadcast with q and k, got v {0} and scores {1}.").format(tuple(v.shape), shape)
         ) from None
     return shape
 
@@ -83,31 +82,29 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor |
         if mask.dtype != torch.bool and not mask.is_floating_point():
             hint = " (a 0/1 integer mask would be added to the scores: use mask.bool())" \
                 if not mask.is_complex() else ""
-            raise TypeError(f"mask must be a bool tensor (True = may attend) or a real floating tensor added "
-                            f"to the scores, got dtype {mask.dtype}{hint}.")
+            raise TypeError(_("mask must be a bool tensor (True = may attend) or a real floating tensor added to the scores, got dtype {0}{1}.").format(mask.dtype, hint))
         if mask.device != q.device:
-            raise TypeError(f"mask must be on the device of q, k, v ({q.device}), got {mask.device}.")
+            raise TypeError(_("mask must be on the device of q, k, v ({0}), got {1}.").format(q.device, mask.device))
         try:
             fits = tuple(torch.broadcast_shapes(mask.shape, shape)) == shape
         except RuntimeError:
             fits = False
         if not fits:
             raise ValueError(
-                f"mask of shape {tuple(mask.shape)} does not broadcast to the score matrix "
-                f"{shape} (queries × keys)."
+                _("mask of shape {0} does not broadcast to the score matrix {1} (queries × keys).").format(tuple(mask.shape), shape)
             )
     scores = attention_scores(q, k)
     if mask is not None:
         if mask.dtype == torch.bool:
             if mask.device.type != "meta" and not bool(mask.any(dim=-1).all()):
-                raise ValueError("mask leaves a query row with no key to attend to (a row of all False).")
+                raise ValueError(_("mask leaves a query row with no key to attend to (a row of all False)."))
             scores = scores.masked_fill(~mask, float("-inf"))
         else:
             if mask.device.type != "meta" and bool(torch.isnan(mask).any()):
-                raise ValueError("mask must not contain NaN (use -inf for 'may not attend').")
+                raise ValueError(_("mask must not contain NaN (use -inf for 'may not attend')."))
             scores = scores + mask
             if scores.device.type != "meta" and bool(torch.isneginf(scores).all(dim=-1).any()):
-                raise ValueError("mask leaves a query row with no key to attend to (a row of all -inf).")
+                raise ValueError(_("mask leaves a query row with no key to attend to (a row of all -inf)."))
     weights = torch.softmax(scores, dim=-1)
     return weights @ v, weights
 
@@ -148,7 +145,7 @@ class SelfAttention(nn.Module):
         """
         x = check_float_tensor("x", x, min_ndim=2)
         if x.shape[-1] != self.dim:
-            raise ValueError(f"x must have last dimension {self.dim}, got shape {tuple(x.shape)}.")
+            raise ValueError(_("x must have last dimension {0}, got shape {1}.").format(self.dim, tuple(x.shape)))
         check_budget(f"SelfAttention.project(x of shape {tuple(x.shape)})", x.shape, x.dtype, copies=3)
 
         def cast(w: Tensor) -> Tensor:

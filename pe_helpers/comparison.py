@@ -18,6 +18,7 @@ from ._validate import check_choice, check_dim, check_int
 from .attention import SelfAttention
 from .encodings import LearnedPositionalEmbedding, apply_rope, sinusoidal
 from .extrapolation.results import LabResults
+from .i18n import _
 
 __all__ = [
     "SCHEMES",
@@ -88,7 +89,7 @@ def position_probe(scheme: str, *, n: int = 12, dim: int = 16, seed: int = 0) ->
 
 def value_carries_position(scheme: str, *, n: int = 12, dim: int = 16, seed: int = 0) -> bool:
     """True when the values :math:`v_i` of one repeated token differ between positions (measured, :func:`position_probe`)."""
-    _, v = position_probe(scheme, n=n, dim=dim, seed=seed)
+    _scores, v = position_probe(scheme, n=n, dim=dim, seed=seed)
     return not torch.allclose(v, v[:1].expand_as(v), atol=1e-9, rtol=0)
 
 
@@ -99,7 +100,7 @@ def score_position_dependence(scheme: str, *, n: int = 12, dim: int = 16, seed: 
     * ``"offset-only"``: :math:`S_{m+t,\,n+t} = S_{mn}` for every shift (constant along diagonals): relative distance explicit;
     * ``"absolute"``: neither; the score depends on where the pair sits, relative distance only implicit.
     """
-    s, _ = position_probe(scheme, n=n, dim=dim, seed=seed)
+    s, _values = position_probe(scheme, n=n, dim=dim, seed=seed)
     if torch.allclose(s, s[:1, :1].expand_as(s), atol=1e-9, rtol=0):
         return "none"
     if torch.allclose(s[1:, 1:], s[:-1, :-1], atol=1e-9, rtol=0):
@@ -218,12 +219,11 @@ def comparison_table(results: LabResults, *, dim: int = 16, seed: int = 0) -> li
       row also reports the ``learned-extended`` model when the results have it.
     """
     if not isinstance(results, LabResults):
-        raise TypeError(f"results must be a pe_helpers.extrapolation.LabResults (e.g. "
-                        f"pe_helpers.extrapolation.reference_results()), got {type(results).__name__}.")
+        raise TypeError(_("results must be a pe_helpers.extrapolation.LabResults (e.g. pe_helpers.extrapolation.reference_results()), got {0}.").format(type(results).__name__))
     needed = [spec["lab"][0] for spec in SCHEMES.values()]
     missing = [e for e in needed if e not in results.accuracy]
     if missing:
-        raise ValueError(f"results lack the encoding(s) {', '.join(missing)}; the table needs {', '.join(needed)}.")
+        raise ValueError(_("results lack the encoding(s) {0}; the table needs {1}.").format(', '.join(missing), ', '.join(needed)))
     rows = []
     for key, spec in SCHEMES.items():
         extended = lab_outcome(results, "learned-extended") \

@@ -40,6 +40,7 @@ from ._validate import (
     check_real,
     check_tensor,
 )
+from .i18n import _
 
 __all__ = [
     "PositionOutOfRangeError",
@@ -231,7 +232,7 @@ class LearnedPositionalEmbedding(nn.Module):
         """Rows ``p_i`` for the given integer positions (any shape); any position >= max_len raises."""
         pos = as_int_tensor("positions", positions, minimum=0)
         if pos.device.type == "meta":
-            raise TypeError("positions must be on a real device (cpu, cuda, ...), got a meta tensor.")
+            raise TypeError(_("positions must be on a real device (cpu, cuda, ...), got a meta tensor."))
         if pos.numel() and int(pos.max()) >= self.max_len:
             raise PositionOutOfRangeError(self.max_len, int(pos.max()) + 1, what="position")
         check_budget("lookup(positions)", (*pos.shape, self.dim), self.table.dtype)
@@ -351,7 +352,7 @@ def apply_rope(
 def _fitted_angles(positions: object, x: Tensor, base: float, name: str = "positions", x_name: str = "x") -> Tensor:
     """``rope_angles`` for ``positions`` after checking they broadcast to ``x.shape[:-1]`` without changing it."""
     if isinstance(positions, Tensor) and positions.device != x.device and positions.device.type == "meta":
-        raise TypeError(f"{name} must be on {x_name}'s device ({x.device}), got a meta tensor.")
+        raise TypeError(_("{0} must be on {1}'s device ({2}), got a meta tensor.").format(name, x_name, x.device))
     pos = as_real_tensor(name, positions)
     if x.ndim == 1 and tuple(pos.shape) == (1,):  # one vector, one position
         pos = pos[0]
@@ -376,14 +377,13 @@ def rotate_pairs(x: Tensor, theta: Tensor, layout: str = "interleaved") -> Tenso
     x = check_tensor("x", x, min_ndim=1)
     theta = check_tensor("theta", theta, min_ndim=1)
     if not (x.is_floating_point() or x.is_complex()) or not theta.is_floating_point():
-        raise TypeError(f"x and theta must be floating tensors, got dtypes {x.dtype} and {theta.dtype}.")
+        raise TypeError(_("x and theta must be floating tensors, got dtypes {0} and {1}.").format(x.dtype, theta.dtype))
     dim = check_dim("x.shape[-1]", x.shape[-1])
     layout = check_choice("layout", layout, ROPE_LAYOUTS)
     if theta.device != x.device:
-        raise TypeError(f"x and theta must be on one device, got x on {x.device} and theta on {theta.device}.")
+        raise TypeError(_("x and theta must be on one device, got x on {0} and theta on {1}.").format(x.device, theta.device))
     if theta.shape[-1] != dim // 2:
-        raise ValueError(f"theta must have last dimension x.shape[-1] / 2 = {dim // 2} (one angle per pair), "
-                         f"got shape {tuple(theta.shape)}.")
+        raise ValueError(_("theta must have last dimension x.shape[-1] / 2 = {0} (one angle per pair), got shape {1}.").format(dim // 2, tuple(theta.shape)))
     cos, sin = torch.cos(theta), torch.sin(theta)
     if layout == "interleaved":
         a, b = x[..., 0::2], x[..., 1::2]

@@ -20,6 +20,7 @@ from torch import Tensor
 from ._validate import as_int_tensor, as_real_tensor, check_base, check_budget, check_choice, check_dim
 from ._validate import check_float_dtype, check_length
 from .encodings import sinusoidal
+from .i18n import _
 
 __all__ = [
     "CHANNELS",
@@ -96,8 +97,7 @@ def float32_spacing(x: float | Tensor | Sequence[float]) -> Tensor:
     """
     t = as_real_tensor("x", x).abs()
     if t.numel() and t.device.type != "meta" and float(t.max()) > torch.finfo(torch.float32).max:
-        raise ValueError(f"x must be within the float32 range (|x| <= {torch.finfo(torch.float32).max:.4g}), "
-                         f"got {float(t.max()):.4g}.")
+        raise ValueError(_("x must be within the float32 range (|x| <= {0:.4g}), got {1:.4g}.").format(torch.finfo(torch.float32).max, float(t.max())))
     t = t.to(torch.float32)
     up = torch.nextafter(t, torch.full_like(t, math.inf))
     return up.to(torch.float64) - t.to(torch.float64)

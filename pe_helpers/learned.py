@@ -19,6 +19,7 @@ from torch import Tensor, nn
 from ._validate import as_int_tensor, check_bool, check_budget, check_int, check_real, check_seed
 from .attention import SelfAttention
 from .encodings import LearnedPositionalEmbedding
+from .i18n import _
 
 __all__ = [
     "row_cosine_similarity",
@@ -36,10 +37,9 @@ def row_cosine_similarity(table: Tensor) -> Tensor:
     .. math:: C_{ij} = \dfrac{p_i \cdot p_j}{\lVert p_i\rVert\,\lVert p_j\rVert}
     """
     if not isinstance(table, Tensor) or table.ndim != 2:
-        raise TypeError(f"table must be a 2-D tensor [L, d], got {type(table).__name__} "
-                        f"{tuple(table.shape) if isinstance(table, Tensor) else ''}.")
+        raise TypeError(_("table must be a 2-D tensor [L, d], got {0} {1}.").format(type(table).__name__, tuple(table.shape) if isinstance(table, Tensor) else ''))
     if table.is_complex() or table.dtype == torch.bool:
-        raise TypeError(f"table must hold real numbers (a float or integer tensor [L, d]), got dtype {table.dtype}.")
+        raise TypeError(_("table must hold real numbers (a float or integer tensor [L, d]), got dtype {0}.").format(table.dtype))
     check_budget(f"row_cosine_similarity(table of shape {tuple(table.shape)})", (table.shape[0],) * 2, torch.float64)
     t = table.detach().to(torch.float64)
     unit = t / t.norm(dim=1, keepdim=True).clamp_min(1e-12)
@@ -55,7 +55,7 @@ def running_max_batch(batch: int, length: int, vocab: int = 10, *, generator: to
     length = check_int("length", length, minimum=1)
     vocab = check_int("vocab", vocab, minimum=1, maximum=2**63 - 1)
     if not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}.")
+        raise TypeError(_("generator must be a torch.Generator, got {0}.").format(type(generator).__name__))
     check_budget(f"running_max_batch(batch={batch}, length={length})", (batch, length), torch.int64, copies=3)
     x = torch.randint(vocab, (batch, length), generator=generator)
     return x, torch.cummax(x, dim=1).values
@@ -91,16 +91,16 @@ class RunningMaxModel(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         """Logits ``(..., n, vocab)`` for digit sequences ``x``: integers in ``0..vocab-1``, shape ``(..., n)``."""
         if not isinstance(x, Tensor):
-            raise TypeError(f"x must be a tensor of digits, got {type(x).__name__}.")
+            raise TypeError(_("x must be a tensor of digits, got {0}.").format(type(x).__name__))
         x = as_int_tensor("x", x, minimum=0)
         if x.ndim < 1:
-            raise ValueError(f"x must have a sequence dimension (..., n), got shape {tuple(x.shape)}.")
+            raise ValueError(_("x must have a sequence dimension (..., n), got shape {0}.").format(tuple(x.shape)))
         if x.numel() and x.device.type != "meta" and int(x.max()) >= self.vocab:
-            raise ValueError(f"x must hold digits 0..{self.vocab - 1}, got {int(x.max())}.")
+            raise ValueError(_("x must hold digits 0..{0}, got {1}.").format(self.vocab - 1, int(x.max())))
         h = self.embed(x)
         if self.use_positions:
             h = self.positions(h)
-        out, _ = self.attention(h)
+        out, _weights = self.attention(h)
         return self.readout(out + h)
 
     def with_positions(self, positions: LearnedPositionalEmbedding) -> "RunningMaxModel":
@@ -132,7 +132,7 @@ class OrderTaskResult:
 def accuracy_by_position(model: nn.Module, length: int, *, vocab: int = 10, n: int = 2000, seed: int = 1) -> Tensor:
     """Fraction of correct running-maximum answers at each slot ``0..length-1`` on ``n`` fresh sequences."""
     if not callable(model):
-        raise TypeError(f"model must be callable (a RunningMaxModel), got {type(model).__name__}.")
+        raise TypeError(_("model must be callable (a RunningMaxModel), got {0}.").format(type(model).__name__))
     length = check_int("length", length, minimum=1)
     vocab = check_int("vocab", vocab, minimum=1)
     n = check_int("n", n, minimum=1)
@@ -156,7 +156,7 @@ def _train(
         params = [p for p in model.parameters() if p.requires_grad]
         opt = torch.optim.Adam(params, lr=lr)
         losses = []
-        for _ in range(steps):
+        for _step in range(steps):
             x, y = running_max_batch(64, max_len, vocab, generator=gen)
             loss = nn.functional.cross_entropy(model(x).reshape(-1, vocab), y.reshape(-1))
             opt.zero_grad()

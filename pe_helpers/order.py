@@ -34,6 +34,7 @@ from ._validate import (
 from .attention import SelfAttention, attention_scores
 from .encodings import LearnedPositionalEmbedding
 from .permutation import as_permutation, permute_rows, random_permutation
+from .i18n import _
 
 __all__ = [
     "ZH_PAIR",
@@ -71,9 +72,9 @@ def tokens(sentence: str | Sequence[str], *, name: str = "sentence") -> list[str
     elif isinstance(sentence, Sequence) and all(isinstance(t, str) for t in sentence):
         out = list(sentence)
     else:
-        raise TypeError(f"{name} must be a string or a sequence of strings, got {_short(sentence)}.")
+        raise TypeError(_("{0} must be a string or a sequence of strings, got {1}.").format(name, _short(sentence)))
     if not out:
-        raise ValueError(f"{name} must contain at least one token, got {_short(sentence)}.")
+        raise ValueError(_("{0} must contain at least one token, got {1}.").format(name, _short(sentence)))
     return out
 
 
@@ -112,8 +113,7 @@ def reordering(a: str | Sequence[str], b: str | Sequence[str]) -> Tensor:
         only_a = sorted(set(ta) - set(tb)) or sorted(ta)
         only_b = sorted(set(tb) - set(ta)) or sorted(tb)
         raise ValueError(
-            f"{' '.join(tb)!r} is not a reordering of {' '.join(ta)!r}: tokens {only_a} vs {only_b} differ, "
-            "so no permutation turns one into the other."
+            _("{0!r} is not a reordering of {1!r}: tokens {2} vs {3} differ, so no permutation turns one into the other.").format(' '.join(tb), ' '.join(ta), only_a, only_b)
         )
     used = [False] * len(ta)
     perm = []
@@ -138,7 +138,7 @@ def named_order(name: str, sentence: str | Sequence[str], *, seed: int = 0) -> T
         return torch.arange(n)
     if name == "swap 0 and 2":
         if n < 3:
-            raise ValueError(f"order 'swap 0 and 2' needs at least 3 tokens, got {n}.")
+            raise ValueError(_("order 'swap 0 and 2' needs at least 3 tokens, got {0}.").format(n))
         perm = torch.arange(n)
         perm[0], perm[2] = 2, 0
         return perm
@@ -187,23 +187,22 @@ def permutation_view(
     toks = tokens(sentence)
     x = check_float_tensor("x", x, ndim=2)
     if not isinstance(head, SelfAttention):
-        raise TypeError(f"head must be a SelfAttention, got {type(head).__name__}.")
+        raise TypeError(_("head must be a SelfAttention, got {0}.").format(type(head).__name__))
     if head.dim != x.shape[-1]:
-        raise ValueError(f"head must have dim = x.shape[-1] = {x.shape[-1]}, got a head of dim {head.dim}.")
+        raise ValueError(_("head must have dim = x.shape[-1] = {0}, got a head of dim {1}.").format(x.shape[-1], head.dim))
     if len(toks) != x.shape[-2]:
-        raise ValueError(f"sentence must have one token per row of x ({x.shape[-2]} rows of x), "
-                         f"got {len(toks)} tokens: {_short(toks)}.")
+        raise ValueError(_("sentence must have one token per row of x ({0} rows of x), got {1} tokens: {2}.").format(x.shape[-2], len(toks), _short(toks)))
     if positions is not None:
         positions = check_float_tensor("positions", positions, min_ndim=1)
         check_fits("positions", positions.shape, x.shape, f" (x has shape {tuple(x.shape)})")
         if positions.device != x.device:
-            raise TypeError(f"positions must be on x's device ({x.device}), got {positions.device}.")
+            raise TypeError(_("positions must be on x's device ({0}), got {1}.").format(x.device, positions.device))
     p = as_permutation(perm, x.shape[-2])
 
     def run(inp: Tensor) -> tuple[Tensor, Tensor]:
         if positions is not None:
             inp = inp + positions
-        q, k, _ = head.project(inp)
+        q, k, _v = head.project(inp)
         return head(inp)[0], attention_scores(q, k)
 
     with torch.no_grad():

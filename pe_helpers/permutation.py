@@ -12,6 +12,7 @@ import torch
 from torch import Tensor
 
 from ._validate import _short, as_int_tensor, check_budget, check_int, check_seed, check_tensor
+from .i18n import _
 
 __all__ = ["permutation_matrix", "random_permutation", "as_permutation", "check_equivariance", "permute_rows"]
 
@@ -22,18 +23,18 @@ def as_permutation(perm: Tensor | Sequence[int], n: int | None = None) -> Tensor
     ``perm``: a 1-D list, numpy array or integer tensor (on the CPU) with each index exactly once.
     """
     if isinstance(perm, Tensor) and perm.device.type == "meta":
-        raise TypeError("perm must hold real values (a list or a CPU tensor), got a meta tensor.")
+        raise TypeError(_("perm must hold real values (a list or a CPU tensor), got a meta tensor."))
     if isinstance(perm, (list, tuple)) and not perm or isinstance(perm, Tensor) and perm.shape == (0,):
-        raise ValueError("perm must be a permutation of 0..n-1 with at least one element, got [].")
+        raise ValueError(_("perm must be a permutation of 0..n-1 with at least one element, got []."))
     p = as_int_tensor("perm", perm)
     if p.ndim != 1:
-        raise ValueError(f"perm must be a 1-D sequence of integers, got shape {tuple(p.shape)}: {_short(perm)}.")
+        raise ValueError(_("perm must be a 1-D sequence of integers, got shape {0}: {1}.").format(tuple(p.shape), _short(perm)))
     if len(p) == 0:
-        raise ValueError("perm must be a permutation of 0..n-1 with at least one element, got [].")
+        raise ValueError(_("perm must be a permutation of 0..n-1 with at least one element, got []."))
     size = len(p) if n is None else n
     if len(p) != size or not torch.equal(torch.sort(p.cpu()).values, torch.arange(size)):
         raise ValueError(
-            f"perm must be a permutation of 0..{size - 1} (each index exactly once), got {_short(p.tolist())}."
+            _("perm must be a permutation of 0..{0} (each index exactly once), got {1}.").format(size - 1, _short(p.tolist()))
         )
     return p.long()
 
@@ -74,22 +75,20 @@ def check_equivariance(fn: Callable[[Tensor], Tensor], x: Tensor, perm: Tensor |
     """
     x = check_tensor("x", x, min_ndim=2)
     if not callable(fn):
-        raise TypeError(f"fn must be callable, got {type(fn).__name__}.")
+        raise TypeError(_("fn must be callable, got {0}.").format(type(fn).__name__))
     p = as_permutation(perm, x.shape[-2])
 
     def first(out: object, what: str) -> Tensor:
         out = out[0] if isinstance(out, tuple) and out else out
         if not isinstance(out, Tensor) or out.ndim < 2 or out.shape[-2] != x.shape[-2]:
             shape = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
-            raise TypeError(f"fn must return a tensor with one row per token ({x.shape[-2]} rows, "
-                            f"shape (..., {x.shape[-2]}, d)), got {shape} for {what}.")
+            raise TypeError(_("fn must return a tensor with one row per token ({0} rows, shape (..., {1}, d)), got {2} for {3}.").format(x.shape[-2], x.shape[-2], shape, what))
         return out
 
     out_of_permuted = first(fn(permute_rows(x, p)), "f(PX)")
     permuted_out = permute_rows(first(fn(x), "f(X)"), p)
     if out_of_permuted.shape != permuted_out.shape:
-        raise TypeError(f"fn must return the same shape for X and PX, got {tuple(permuted_out.shape)} and "
-                        f"{tuple(out_of_permuted.shape)}.")
+        raise TypeError(_("fn must return the same shape for X and PX, got {0} and {1}.").format(tuple(permuted_out.shape), tuple(out_of_permuted.shape)))
     if out_of_permuted.numel() == 0:
         return 0.0
     if not (out_of_permuted.is_floating_point() or out_of_permuted.is_complex()):

@@ -51,6 +51,7 @@ from .encodings import (
     shift_matrix,
     sinusoidal,
 )
+from .i18n import _
 
 __all__ = [
     "demo_query_key",
@@ -206,14 +207,13 @@ def rope_scores(
     q = check_float_tensor("q", q, min_ndim=2)
     k = check_float_tensor("k", k, min_ndim=2)
     if q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"q and k must have the same last dimension, got q {tuple(q.shape)} and k {tuple(k.shape)}.")
+        raise ValueError(_("q and k must have the same last dimension, got q {0} and k {1}.").format(tuple(q.shape), tuple(k.shape)))
     if q.device != k.device:
-        raise TypeError(f"q and k must be on the same device, got {q.device} and {k.device}.")
+        raise TypeError(_("q and k must be on the same device, got {0} and {1}.").format(q.device, k.device))
     try:
         batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2])
     except RuntimeError:
-        raise ValueError(f"q and k must have batch dimensions that broadcast, got q {tuple(q.shape)} and "
-                         f"k {tuple(k.shape)}.") from None
+        raise ValueError(_("q and k must have batch dimensions that broadcast, got q {0} and k {1}.").format(tuple(q.shape), tuple(k.shape))) from None
     check_budget(f"rope_scores(q {tuple(q.shape)}, k {tuple(k.shape)})", (*batch, q.shape[-2], k.shape[-2]),
                  torch.float64)
     kw = dict(base=base, layout=layout, angle_dtype=angle_dtype, frequency_dtype=frequency_dtype)
@@ -239,13 +239,11 @@ def shifted_scores(
     q = check_float_tensor("q", q, ndim=1)
     k = check_float_tensor("k", k, ndim=1)
     if q.shape != k.shape or q.device != k.device:
-        raise ValueError(f"q and k must be vectors of the same length on one device, got {tuple(q.shape)} on "
-                         f"{q.device} and {tuple(k.shape)} on {k.device}.")
+        raise ValueError(_("q and k must be vectors of the same length on one device, got {0} on {1} and {2} on {3}.").format(tuple(q.shape), q.device, tuple(k.shape), k.device))
     m, n = check_real("m", m), check_real("n", n)
     unknown = sorted(set(kwargs) - {"base", "layout", "angle_dtype", "frequency_dtype"})
     if unknown:
-        raise TypeError(f"shifted_scores got unknown keyword argument(s) {unknown}: allowed are base, layout, "
-                        f"angle_dtype, frequency_dtype (those of rope_rotate).")
+        raise TypeError(_("shifted_scores got unknown keyword argument(s) {0}: allowed are base, layout, angle_dtype, frequency_dtype (those of rope_rotate).").format(unknown))
     t = as_real_tensor("shifts", shifts).reshape(-1).to(q.device)
     check_budget(f"shifted_scores({t.numel()} shifts, d={q.shape[0]})", (t.numel(), q.shape[0]), torch.float64,
                  copies=4)
@@ -267,12 +265,11 @@ def additive_scores(q: Tensor, k: Tensor, m: Tensor | Sequence[int], n: Tensor |
     q = check_float_tensor("q", q, ndim=1)
     k = check_float_tensor("k", k, ndim=1)
     if q.shape != k.shape or q.device != k.device:
-        raise ValueError(f"q and k must be vectors of the same length on one device, got {tuple(q.shape)} on "
-                         f"{q.device} and {tuple(k.shape)} on {k.device}.")
+        raise ValueError(_("q and k must be vectors of the same length on one device, got {0} on {1} and {2} on {3}.").format(tuple(q.shape), q.device, tuple(k.shape), k.device))
     dim = check_dim("q.shape[-1]", q.shape[-1])
     base = check_base(base)
     if isinstance(m, Tensor) and m.device.type == "meta" or isinstance(n, Tensor) and n.device.type == "meta":
-        raise TypeError("m and n must hold real values (lists or CPU tensors), got a meta tensor.")
+        raise TypeError(_("m and n must hold real values (lists or CPU tensors), got a meta tensor."))
     m = as_int_tensor("m", m, minimum=0).reshape(-1).cpu()
     n = as_int_tensor("n", n, minimum=0).reshape(-1).cpu()
     top = max([int(m.max()) if m.numel() else 0, int(n.max()) if n.numel() else 0]) + 1

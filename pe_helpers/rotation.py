@@ -13,6 +13,7 @@ from torch import Tensor
 
 from ._validate import as_real_tensor, check_base, check_budget, check_dim, check_int
 from .encodings import inverse_frequencies
+from .i18n import _
 
 __all__ = [
     "phasor",
@@ -30,7 +31,7 @@ def phasor(positions: float | Tensor | Sequence[float], pair: int, dim: int, bas
     dim = check_dim("dim", dim)
     pair = check_int("pair", pair, minimum=0)
     if pair >= dim // 2:
-        raise ValueError(f"pair must be in 0..{dim // 2 - 1} for dim = {dim}, got {pair}.")
+        raise ValueError(_("pair must be in 0..{0} for dim = {1}, got {2}.").format(dim // 2 - 1, dim, pair))
     base = check_base(base)
     pos = as_real_tensor("positions", positions)
     check_budget(f"phasor(positions of shape {tuple(pos.shape)})", (*pos.shape, 2), torch.float64, copies=2)
