@@ -265,3 +265,30 @@ def embedding_norm_ratio(d_model: int, vocab: int, *, init: str = "normal", scal
     measured = factor * float(table.pow(2).sum(1).mean().sqrt()) / pe_rms
     predicted = factor * row / math.sqrt(d / 2)
     return measured, predicted
+
+
+def relative_part(m: Tensor) -> Tensor:
+    r"""The matrix closest to ``m`` (Frobenius) whose sinusoidal position·position term depends only on ``j - i``.
+
+    For the interleaved table, :math:`PE(i)^\top M\,PE(j)` is a function of :math:`j - i` for every
+    pair of positions exactly when :math:`M` commutes with every rotation :math:`R(k)`: block
+    diagonal over the pairs (different frequencies do not mix), each 2 × 2 block a scaled rotation
+    :math:`aI + bJ`, :math:`J = \begin{bmatrix}0&-1\\1&0\end{bmatrix}`. The closest such matrix keeps
+    each diagonal block's projection :math:`a = (B_{00} + B_{11})/2`, :math:`b = (B_{10} - B_{01})/2`
+    and drops the rest. ``m`` is ``[d, d]`` with ``d`` even.
+    """
+    m = _matrix("m", m)
+    d = m.shape[0]
+    if m.shape != (d, d) or d % 2:
+        raise ValueError(f"m must be a square matrix of even size [d, d], got shape {tuple(m.shape)}.")
+    blocks = m.reshape(d // 2, 2, d // 2, 2).diagonal(dim1=0, dim2=2).permute(2, 0, 1)  # [d/2, 2, 2]
+    a = (blocks[:, 0, 0] + blocks[:, 1, 1]) / 2
+    b = (blocks[:, 1, 0] - blocks[:, 0, 1]) / 2
+    out = torch.zeros_like(m)
+    idx = torch.arange(0, d, 2)
+    out[idx, idx], out[idx + 1, idx + 1] = a, a
+    out[idx + 1, idx], out[idx, idx + 1] = b, -b
+    return out
+
+
+__all__ += ["relative_part"]
