@@ -104,9 +104,9 @@ def check_concatenated_to_interleaved(fn: Callable[[int], object], *, quiet: boo
 
 
 # --- ★★★ reasoning exercises (issue 14) ---
-# 3.3: how many columns until every position is told apart? Rounded to a few decimals, the fast pairs
-# repeat (their wavelength is a few positions); only slower pairs, like the higher digits of a counter,
-# separate positions the fast ones confuse.
+# 3.3: how many columns until every position is told apart? Rounded to a few decimals, the fast pair
+# repeats every 2π positions; slower pairs, like the higher digits of a counter, separate positions it
+# confuses. A larger d re-spaces the geometric ladder ω_i = base^(−2i/d), so the digits get finer.
 
 from ._reasoning import one_number, run_reasoning_check  # noqa: E402
 
@@ -173,5 +173,6 @@ def check_smallest_distinct_dim(fn: Callable[..., object], *, quiet: bool = Fals
                                     "smaller d. Search upwards from d = 2.")
 
     return run_reasoning_check(ex, fn, cases, convert=convert, judge=judge, quiet=quiet,
-                               success="the smallest even d for 4 (positions, decimals) settings: every extra pair "
-                                       "is a slower digit that separates positions the faster ones confuse.")
+                               success="the smallest even d for 4 (positions, decimals) settings: more pairs "
+                                       "make a finer ladder of speeds, and slower digits separate what the fast "
+                                       "ones confuse.")
