@@ -69,11 +69,11 @@ def tensor_of_shape(shape: Callable[[tuple], tuple[int, ...]], cause: str) -> Ca
 
 def one_number(exercise: str, value: Any, what: str) -> float:
     """The student's value as one float, or :class:`StudentError` saying what came back instead."""
-    if isinstance(value, Tensor) and value.numel() == 1:
+    is_scalar = isinstance(value, Tensor) and value.numel() == 1
+    if is_scalar or (isinstance(value, (int, float)) and not isinstance(value, bool)):
         return float(value)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    kind = f"a tensor of shape {tuple(value.shape)}" if isinstance(value, Tensor) else type(value).__name__
     if value is None:
         kind = "None (did you forget `return`?)"
+    else:
+        kind = f"a tensor of shape {tuple(value.shape)}" if isinstance(value, Tensor) else type(value).__name__
     raise StudentError(CheckResult(exercise, False, f"{what} should give one number, got {kind}.", "not-a-number"))

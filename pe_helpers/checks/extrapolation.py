@@ -231,6 +231,7 @@ def check_relative_part(fn: Callable[..., object], *, quiet: bool = False) -> Ch
     gen = torch.Generator().manual_seed(53)
     cases = [(f"fn(m of shape ({d}, {d}))", (torch.randn(d, d, generator=gen, dtype=torch.float64),))
              for d in (4, 8, 16)]
+    convert = tensor_of_shape(lambda args: tuple(args[0].shape), "M' has the shape of m")
 
     def judge(got: Tensor, args: tuple) -> tuple[str, str] | None:
         (m,) = args
@@ -249,7 +250,6 @@ def check_relative_part(fn: Callable[..., object], *, quiet: bool = False) -> Ch
         return "not-closest", (f"relative, but ‖M' − m‖ = {float((got - m).norm()):.3f} where "
                                f"{float((want - m).norm()):.3f} is possible: keep everything of m that is relative.")
 
-    convert = tensor_of_shape(lambda args: tuple(args[0].shape), "M' has the shape of m")
     return run_reasoning_check(ex, fn, cases, convert=convert, judge=judge, quiet=quiet,
                                success="relative and closest to m for d = 4, 8, 16: one scaled rotation per pair, "
                                        "nothing between pairs.")
