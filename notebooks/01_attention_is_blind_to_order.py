@@ -324,6 +324,56 @@ print("no mask: the five 'la' outputs are identical (no position)")
 print("causal mask: weight on <s> at slots 1..5 =", [round(w, 3) for w in on_start.tolist()])
 
 # %% [markdown]
+# ### Exercise 1.4 · Reorder a masked sequence (★★★ hard · ~15 min)
+#
+# **重要度 (importance) ●●●** · **Learning goal:** see *why* attention weights move with the tokens, $\text{softmax}(PSP^\top) =
+# P\,\text{softmax}(S)\,P^\top$, and why that stops being true once a causal mask is added: the mask
+# belongs to the positions, not to the tokens. *Why it matters:* it is the whole reason a
+# decoder without positional encoding still knows order.
+#
+# You have the raw scores `scores` ($S$, $n \times n$) of some sequence and a reordering `perm` (new
+# token $i$ is old token `perm[i]`). Write `causal_weights_after_reorder(scores, perm)` returning the
+# **causal** attention weights of the *reordered* sequence, using only `scores` and `perm` (no new
+# projections). Before writing it, decide: may you compute the masked weights of the old order and
+# move them, as you moved $S$ in Exercise 1.2? Why does a row-wise softmax let you move *unmasked*
+# weights? The checker names the usual slips.
+
+# %%
+from pe_helpers.checks import check_causal_reorder
+
+# %% jupyter={"source_hidden": true} pe_exercise="1.4" tags=["solution"]
+import torch
+
+from pe_helpers import causal_mask
+
+
+def causal_weights_after_reorder(scores: torch.Tensor, perm: torch.Tensor) -> torch.Tensor:
+    """Causal attention weights (n × n, rows sum to 1) of the sequence reordered by perm, from the old scores."""
+    reordered = scores[perm][:, perm]            # the tokens move: rows and columns (Exercise 1.2)
+    allowed = causal_mask(len(perm))             # the mask does not move: new slot i sees slots <= i
+    return torch.softmax(reordered.masked_fill(~allowed, float("-inf")), dim=-1)
+
+
+# %% tags=["check"]
+assert check_causal_reorder(causal_weights_after_reorder)
+
+# %% [markdown]
+# **Reveal.** A softmax normalises each row on its own and its sum does not care about the order of
+# the entries, so permuting rows and columns before or after it gives the same matrix. The mask is
+# a fixed lower triangle: moving it with the tokens is the mistake, and that is where order leaks in.
+
+# %%
+S_demo, perm_demo = attention_scores(Q, K).double(), random_permutation(n, seed=3)
+P_demo = permutation_matrix(perm_demo).double()
+allowed = causal_mask(n)
+torch.testing.assert_close(torch.softmax(P_demo @ S_demo @ P_demo.T, -1), P_demo @ torch.softmax(S_demo, -1) @ P_demo.T)
+masked_new = torch.softmax((P_demo @ S_demo @ P_demo.T).masked_fill(~allowed, float("-inf")), -1)
+masked_moved = P_demo @ torch.softmax(S_demo.masked_fill(~allowed, float("-inf")), -1) @ P_demo.T
+gap = (masked_new - masked_moved).abs().max()
+assert gap > 0.05, gap
+print(f"no mask: softmax(PSPᵀ) = P softmax(S) Pᵀ; causal mask: they differ by up to {gap:.2f}")
+
+# %% [markdown]
 # > **Misconception:** "without a positional encoding a Transformer cannot know order at all". True
 # > for an encoder (bidirectional attention, sections 2–5). A decoder's causal mask leaks order:
 # > a token can count its predecessors. NoPE models rely on this; Kazemnejad et al. (2023) found

@@ -295,6 +295,54 @@ app.close()
 print("app rows 0, 7, 15 (trained) and 16, 23 (never trained) match the table")
 
 # %% [markdown]
+# ### Exercise 2.3 · A value projection blind to position (★★★ hard · ~20 min)
+#
+# **重要度 (importance) ●●○** · **Learning goal:** the architecture puts $x_i + p_i$ into $W_V$, but *weights* can still keep
+# position out of the values: see what that needs and what it costs. *Why it matters:*
+# it is the precise form of "position always reaches V": true of the wiring, not forced on the weights.
+#
+# Write `position_blind_value(table)`: given a table of position vectors (rows $p_i$, shape $[L, d]$,
+# with $L < d$), return a $d \times d$ matrix $W_V$ such that $p_i W_V = 0$ for **every** row, while
+# any content vector with no component along the positions passes unchanged. Think first: which
+# vectors must $W_V$ kill, and why is "kill each $p_i$ in turn" not enough when the rows are not
+# orthogonal? The table may have fewer independent rows than rows.
+
+# %%
+from pe_helpers.checks import check_position_blind_value
+
+# %% jupyter={"source_hidden": true} pe_exercise="2.3" tags=["solution"]
+import torch
+
+
+def position_blind_value(table: torch.Tensor) -> torch.Tensor:
+    """A d × d value projection that sends every row of table to 0 and keeps what is orthogonal to them."""
+    _, s, vh = torch.linalg.svd(table, full_matrices=False)
+    basis = vh[s > 1e-9 * s.max()]                     # orthonormal basis of the rows' span (rank r)
+    return torch.eye(table.shape[1], dtype=table.dtype) - basis.T @ basis
+
+
+# %% tags=["check"]
+assert check_position_blind_value(position_blind_value)
+
+# %% [markdown]
+# **The cost**, on the table trained in section 3: its $L = 16$ rows span 16 of the $d = 32$
+# directions, so a value projection blind to them also discards the content in those 16
+# directions: a random content vector keeps only about $\sqrt{16/32} \approx 0.71$ of its norm.
+# A trained model can choose to do this, in part; nothing in $\tilde X = X + P$ makes it.
+
+# %%
+P_trained = trained.trained_table.detach().double()            # [L, d_model], trained in section 3
+rank = int(torch.linalg.matrix_rank(P_trained))
+Pi = torch.linalg.pinv(P_trained) @ P_trained                   # projector onto the rows' span
+W_blind = torch.eye(d_model, dtype=torch.float64) - Pi
+torch.testing.assert_close(P_trained @ W_blind, torch.zeros_like(P_trained), rtol=0, atol=1e-9)
+contents = torch.randn(2000, d_model, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+kept = float(((contents @ W_blind).norm(dim=1) ** 2).mean().sqrt() / (contents.norm(dim=1) ** 2).mean().sqrt())
+assert abs(kept - ((d_model - rank) / d_model) ** 0.5) < 0.02, kept
+print(f"rank of the trained table: {rank} of {d_model}; p_i W_V = 0 for all {L} rows; "
+      f"a random content vector keeps {kept:.2f} of its norm (√((d − r)/d) = {((d_model - rank) / d_model) ** 0.5:.2f})")
+
+# %% [markdown]
 # > **Misconception:** "a bigger table means the model handles longer inputs". The table can grow
 # > but its new rows are random: computing or allocating a vector for position 20 is not the same as
 # > the model having learned to use it. (The same holds, less visibly, for sinusoidal encodings:

@@ -367,6 +367,56 @@ print(f"bf16 stores every position 0..256 exactly; 257 becomes {float(torch.tens
       f"of positions 257..4095 only {int(exact[257:].sum())} of {4096 - 257} are exact")
 
 # %% [markdown]
+# ### Exercise 3.3 · How many columns tell every position apart? (★★★ hard · ~15 min)
+#
+# **重要度 (importance) ●●○** · **Learning goal:** see the table as a counter: each pair is a "digit" that turns at its own speed,
+# and slower digits separate positions the fast ones confuse. *Why it matters:* it is why
+# a *few* geometric frequencies can label many positions, and why precision limits that.
+#
+# Suppose the model could read each entry only to `decimals` decimal places. Write
+# `smallest_distinct_dim(n_positions, decimals)` returning the smallest model dimension $d$ for which
+# the rows $PE(0), \dots, PE(n_{\text{positions}} - 1)$ of `sinusoidal(n_positions, d)`, rounded with
+# `.round(decimals=decimals)`, are all different. Predict first: with `decimals=0` every entry becomes
+# −1, 0 or 1; how many pairs should 16 positions need? Then let the code decide.
+
+# %%
+from pe_helpers.checks import check_smallest_distinct_dim
+
+# %% jupyter={"source_hidden": true} pe_exercise="3.3" tags=["solution"]
+import torch
+
+from pe_helpers import sinusoidal
+
+
+def smallest_distinct_dim(n_positions: int, decimals: int) -> int:
+    """The smallest d at which the rounded rows 0 .. n_positions-1 of the sinusoidal table are all different."""
+    d = 2
+    while len(torch.unique(sinusoidal(n_positions, d).round(decimals=decimals), dim=0)) < n_positions:
+        d += 2                                  # one more (slower) pair at a time
+    return d
+
+
+# %% tags=["check"]
+assert check_smallest_distinct_dim(smallest_distinct_dim)
+
+# %% [markdown]
+# **Reveal**, for 16 positions rounded to whole numbers. Growing $d$ does not just append a slower
+# pair: $\omega_i = 10000^{-2i/d}$ re-spaces *every* pair but the first. With $d = 6$ the frequencies are
+# $1, 0.046, 0.002$: at position 6 the fast pair has nearly come round ($6 \approx 2\pi$) and the others
+# have barely moved, so PE(0) and PE(6) round to the same row. With $d = 8$ they are $1, 0.1, 0.01, 0.001$:
+# the second pair has turned 0.6 rad by position 6, enough to round differently, like a counter's next digit.
+
+# %%
+rows6 = sinusoidal(16, 6).round(decimals=0)
+rows8 = sinusoidal(16, 8).round(decimals=0)
+torch.testing.assert_close(inverse_frequencies(8), torch.tensor([1.0, 0.1, 0.01, 0.001], dtype=torch.float64))
+assert torch.equal(rows6[0], rows6[6]), "with d = 6, positions 0 and 6 collide"
+assert len(torch.unique(rows6, dim=0)) < 16 and len(torch.unique(rows8, dim=0)) == 16
+assert rows8[0, 2] != rows8[6, 2], "with d = 8 the second pair's sin column separates them"
+print("d = 6: PE(0) and PE(6) both round to", (rows6[0] + 0.0).tolist())
+print("d = 8: PE(0) ->", (rows8[0] + 0.0).tolist(), " PE(6) ->", (rows8[6] + 0.0).tolist())
+
+# %% [markdown]
 # ## Summary
 #
 # - $PE(pos, 2i) = \sin(pos\,\omega_i)$, $PE(pos, 2i+1) = \cos(pos\,\omega_i)$, $\omega_i = \text{base}^{-2i/d}$;

@@ -258,6 +258,53 @@ for d, base in [(16, 10000.0), (64, 10000.0), (128, 10000.0), (64, 100.0)]:
 # > And "similarity falls steadily with distance" is only a rough trend, as the check above shows.
 
 # %% [markdown]
+# ### Exercise 4.3 · A score that looks k₀ positions ahead (★★★ hard · ~15 min)
+#
+# **重要度 (importance) ●●●** · **Learning goal:** use $PE(q) = R(q-p)\,PE(p)$ to *design* a bilinear score, and see that a matrix
+# between the two encodings can give them the direction the plain dot product lacks. *Why it matters:* this is what a trained $W_QW_K^\top$ can do with sinusoidal positions, and the idea RoPE builds in.
+#
+# Write `offset_peak_matrix(dim, k0)` returning a $d \times d$ matrix $W$ such that, for every
+# position $p$, the score $PE(p)^\top\,W\,PE(q)$ (rows of `sinusoidal(n, dim)`: `pe[p] @ W @ pe[q]`) is
+# largest at $q = p + k_0$, for positive **and** negative $k_0$. Think first: the plain dot product
+# ($W = I$) peaks at $q = p$; what must $W$ do to $PE(q)$ so that $q = p + k_0$ looks like $q = p$?
+# Which way must it turn?
+
+# %%
+from pe_helpers.checks import check_offset_peak
+
+# %% jupyter={"source_hidden": true} pe_exercise="4.3" tags=["solution"]
+import torch
+
+from pe_helpers import shift_matrix
+
+
+def offset_peak_matrix(dim: int, k0: int) -> torch.Tensor:
+    """A dim × dim matrix W for which pe[p] @ W @ pe[q] is largest at q = p + k0, for every p."""
+    return shift_matrix(-k0, dim)      # turn PE(q) back by k0: PE(p)ᵀ R(q − p − k0) PE(p)
+
+
+# %% tags=["check"]
+assert check_offset_peak(offset_peak_matrix)
+
+# %% [markdown]
+# **Reveal.** With $W = R(-k_0)$ the score is $PE(p)^\top R(q-p-k_0)\,PE(p) = \sum_i \cos((q - p - k_0)\,\omega_i)$:
+# section 3's curve, moved to peak at $k_0$. It is no longer symmetric in $\pm k$: this $W$ tells
+# "$k_0$ ahead" from "$k_0$ behind", which the raw dot product cannot.
+
+# %%
+d_demo, k0_demo = 64, 7
+pe_demo = sinusoidal(400, d_demo, dtype=torch.float64)
+W_demo = shift_matrix(-k0_demo, d_demo)
+offsets = torch.arange(-50, 51)
+p0 = 200
+curve = pe_demo[p0] @ W_demo @ pe_demo[p0 + offsets].T
+torch.testing.assert_close(curve, pe_dot_product(offsets - k0_demo, d_demo))
+assert int(offsets[curve.argmax()]) == k0_demo
+ahead, behind = float(curve[offsets == k0_demo]), float(curve[offsets == -k0_demo])
+assert ahead - behind > 1.0, (ahead, behind)
+print(f"W = R(-{k0_demo}): score {ahead:.2f} at q - p = +{k0_demo}, {behind:.2f} at -{k0_demo}: direction is visible")
+
+# %% [markdown]
 # ## 4 · Toward RoPE (notebook 06)
 #
 # The rotation $R(k)$ is the bridge to RoPE, the rotary position embedding (旋转位置编码). Sinusoidal encoding *adds*

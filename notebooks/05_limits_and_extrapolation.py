@@ -77,6 +77,190 @@ print(f"with concatenation [x; p] the two inputs would be {concat_gap:.2f} apart
 
 
 # %% [markdown]
+# ### The score in four terms (seed §4.1–4.2)
+#
+# Why does it matter that content and position share one vector? Follow the sum into one attention
+# score. With $M = W_QW_K^\top$ (the $1/\sqrt{d_k}$ scales all terms alike and is left out),
+#
+# $$s_{ij} = (x_i + p_i)\,M\,(x_j + p_j)^\top
+# = \underbrace{x_iMx_j^\top}_{\text{content·content}} + \underbrace{x_iMp_j^\top}_{\text{content·position}}
+# + \underbrace{p_iMx_j^\top}_{\text{position·content}} + \underbrace{p_iMp_j^\top}_{\text{position·position}}.$$
+#
+# Only the last term is about positions alone, and the two cross terms pair a *token* with an
+# *absolute* position. For sinusoidal $p$, notebook 04 showed $PE(i)\cdot PE(j) = \sum_m \cos((j-i)\,\omega_m)$:
+# **before** the projections the position·position term depends only on $j - i$ (the matrix
+# $PE\,PE^\top$ is *Toeplitz*: constant along every diagonal). **After** $M$ it generally does not: a
+# random $W_QW_K^\top$ mixes the pairs, and $PE(i)^\top M\,PE(j)$ then depends on $i$ and $j$ separately.
+# `pe_helpers.extrapolation.mixing` computes the four terms (and asserts that they sum to the score).
+
+# %%
+from pe_helpers.apps import mixing_app
+from pe_helpers.extrapolation import mixing
+from pe_helpers.figures import build_mixing
+
+n_mix = 16
+p_mix = sinusoidal(n_mix, d).double()                                  # p_0 .. p_15, d = 32
+x_mix = torch.randn(n_mix, d, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+x_mix *= p_mix.norm(dim=1).mean() / x_mix.norm(dim=1).mean()          # content as large as position
+w_q, w_k = mixing.head_projections(head)                               # the random head of above
+before = mixing.mixing_terms(x_mix, p_mix)                              # M = I
+after = mixing.mixing_terms(x_mix, p_mix, w_q, w_k)                     # M = W_Q W_Kᵀ
+q_mix, k_mix, _ = head.project((x_mix + p_mix).float())
+torch.testing.assert_close(after.total.float(), q_mix @ k_mix.T, rtol=1e-4, atol=1e-4)  # the four terms = the score
+toeplitz_before = mixing.toeplitz_deviation(before.position_position)
+toeplitz_after = mixing.toeplitz_deviation(after.position_position)
+assert toeplitz_before < 1e-6, toeplitz_before      # PE·PEᵀ: a function of j − i only
+assert toeplitz_after > 0.3, toeplitz_after         # PE·M·PEᵀ: not (random M)
+print(f"position·position term, spread along a diagonal / its largest value: before W_Q W_Kᵀ {toeplitz_before:.0e}, "
+      f"after {toeplitz_after:.2f}")
+print("share of the score (Frobenius norms), after the projections:",
+      ", ".join(f"{k} {100 * v:.0f} %" for k, v in after.shares().items()))
+
+# %% [markdown]
+# **See it**: one symmetric colour scale for all four terms (white is 0). Content·position varies
+# along rows (it follows the query's token), position·content along columns; position·position is
+# smooth but, after the projections, not constant along the diagonals.
+
+# %%
+fig_mix, _ = build_mixing(after, note="random W_Q, W_K (SelfAttention, seed 0), d = 32, after the projections")
+fig_mix
+
+# %% [markdown]
+# **Why RoPE rotates $q$ and $k$** (notebook 06). RoPE applies the position *after* the projections,
+# to $q = xW_Q$ and $k = xW_K$: $(R_mq)^\top(R_nk) = q^\top R_{n-m}\,k$. Whatever $W_Q, W_K$ are, the
+# positional dependence is a function of $n - m$ by construction: the same $q$ and $k$ placed at every
+# position give a Toeplitz matrix.
+
+# %%
+rope_scores = mixing.rope_position_scores(q_mix[0], k_mix[1], n_mix)   # (R_m q)ᵀ(R_n k), m, n = 0..15
+assert mixing.toeplitz_deviation(rope_scores) < 1e-6
+additive_scores = (q_mix[0] + p_mix.float() @ head.W_Q) @ (k_mix[1] + p_mix.float() @ head.W_K).T
+assert mixing.toeplitz_deviation(additive_scores) > 0.1
+print(f"same q, k at every position: RoPE spread {mixing.toeplitz_deviation(rope_scores):.0e} (Toeplitz); "
+      f"added p, projected: {mixing.toeplitz_deviation(additive_scores):.2f}")
+
+# %% [markdown]
+# **On trained weights.** The lab below trains for 15–30 s; for this section a smaller sinusoidal copy
+# model (copy lengths 1..8, 300 steps, $d = 32$, about 2 s) is enough to read off a trained $W_QW_K^\top$
+# (first layer; its LayerNorm's centring and gain folded in, its per-token scale left out). Training
+# does not make the position·position term relative either: `mixing.relative_part(M)` is the part of
+# $M$ that would (one scaled rotation per frequency pair, see Exercise 5.3).
+
+# %% tags=["nbval-ignore-output"]
+trained_mix = mixing.trained_mixing_model()
+rows = []
+for h in range(trained_mix.model.n_heads):
+    content_t, position_t, wq_t, wk_t = mixing.trained_mixing_inputs(trained_mix, head=h)
+    terms_t = mixing.mixing_terms(content_t, position_t, wq_t, wk_t)
+    spread_t = mixing.toeplitz_deviation(terms_t.position_position)
+    M_t = wq_t @ wk_t.T
+    rel_t = float(mixing.relative_part(M_t).norm() / M_t.norm())
+    assert spread_t > 0.1, spread_t
+    rows.append((h, terms_t.shares(), spread_t, rel_t))
+M_random = (w_q @ w_k.T)
+rel_random = float(mixing.relative_part(M_random).norm() / M_random.norm())
+assert 0.5 < rel_random / (1 / d) ** 0.5 < 1.5, rel_random   # d of the d² directions of M
+for h, shares, spread_t, rel_t in rows:
+    print(f"trained head {h}: " + ", ".join(f"{k} {100 * v:.0f} %" for k, v in shares.items())
+          + f"; p·p spread {spread_t:.2f}; relative part of M: {100 * rel_t:.0f} % of its norm")
+print(f"random head: relative part of M: {100 * rel_random:.0f} % (a random d × d matrix: about √(1/d) = "
+      f"{100 * (1 / d) ** 0.5:.0f} %)")
+print(f"content/position norm ratio in the trained model (no √d scaling): "
+      f"{float(content_t.norm(dim=1).mean() / position_t.norm(dim=1).mean()):.2f}")
+
+# %% [markdown]
+# **Try it**: switch random/trained weights, before/after the projections, and scale the content.
+# Before the projections, the position·position panel is constant along its diagonals.
+
+# %% tags=["nbval-ignore-output"]
+mixing_app()
+
+# %% [markdown]
+# ### How large is content against position? (√d scaling and dropout)
+#
+# Vaswani et al. (2017, arXiv:1706.03762) §3.4: "In the embedding layers, we multiply those weights by
+# $\sqrt{d_{model}}$"; §5.4: "we apply dropout to the sums of the embeddings and the positional encodings"
+# ($P_{drop} = 0.1$ for the base model). The Annotated Transformer (Rush, 2018; Huang et al., 2022) codes
+# both: `Embeddings.forward` returns `self.lut(x) * math.sqrt(self.d_model)`, and
+# `PositionalEncoding.forward` returns `self.dropout(x + pe)`. Every row of $PE$ has norm
+# $\sqrt{d/2}$ (one $\sin^2 + \cos^2 = 1$ per pair). How large the scaled token vector is depends on
+# how the table is initialised: PyTorch's `nn.Embedding` draws $\mathcal N(0, 1)$ (norm $\approx\sqrt d$,
+# so $\sqrt d$ scaling makes content $\approx\sqrt{2d} = 32$ times position at $d = 512$), while the Annotated
+# Transformer's `make_model` re-initialises every matrix with Glorot (Xavier) uniform, variance
+# $2/(V+d)$: with the paper's shared vocabulary of about 37000 tokens (§5.1), content is *smaller* than
+# position at initialisation, about $2\sqrt{d/(V+d)} \approx 0.23$ (and about 2 on the Annotated
+# Transformer's own toy copy task, $V = 11$).
+
+# %%
+ratios = {}
+for init, vocab in (("normal", 37000), ("xavier", 37000), ("xavier", 11)):
+    measured, predicted = mixing.embedding_norm_ratio(512, vocab, init=init)
+    assert abs(measured / predicted - 1) < 0.02, (init, vocab, measured, predicted)
+    ratios[init, vocab] = measured
+    print(f"d = 512, V = {vocab:5d}, {init:6s} init, ×√d: |content| / |position| = {measured:.2f} "
+          f"(predicted {predicted:.2f})")
+assert ratios["normal", 37000] > 30 and ratios["xavier", 37000] < 0.3
+unscaled, _ = mixing.embedding_norm_ratio(512, 37000, init="xavier", scale=False)
+print(f"without the √d factor (Xavier, V = 37000) it would be {unscaled:.3f}: position would drown the tokens")
+
+# %% [markdown]
+# Dropout acts on the **sum**: one mask zeroes the same coordinates of content and position, and scales
+# the rest by $1/(1 - P_{drop})$. It cannot drop one and keep the other; the four-term split of the
+# dropped vector is the split of the dropped parts.
+
+# %%
+drop = torch.nn.Dropout(p=0.1)
+x_d, p_d = x_mix.float(), p_mix.float()
+torch.manual_seed(5); dropped_sum = drop(x_d + p_d)
+torch.manual_seed(5); dropped_x = drop(x_d)
+torch.manual_seed(5); dropped_p = drop(p_d)
+torch.testing.assert_close(dropped_sum, dropped_x + dropped_p)          # the same mask on both
+zeroed = dropped_sum == 0
+assert bool((dropped_x[zeroed] == 0).all() and (dropped_p[zeroed] == 0).all())
+print(f"dropout(x + p) = dropout(x) + dropout(p) with one mask; {int(zeroed.sum())} of {zeroed.numel()} "
+      "coordinates dropped from both")
+
+# %% [markdown]
+# ### Exercise 5.3 · Keep only the relative part of W_Q W_Kᵀ (★★★ hard · ~20 min)
+#
+# **重要度 (importance) ●●●** · **Learning goal:** say *which* term of the expansion can carry relative position, and what a
+# projection must look like for it to do so; this is what RoPE gets for free. *Why it matters:* it is the mechanism behind seed §4.2, "relative distance is only implicit".
+#
+# Write `relative_only(m)`: given any $d \times d$ matrix $m$ (as $W_QW_K^\top$), return the matrix $M'$
+# **closest** to $m$ (Frobenius norm) for which the position·position term $PE(i)^\top M'\,PE(j)$ of the
+# interleaved sinusoidal table depends only on $j - i$. Think first: $PE(j) = R(j - i)\,PE(i)$ with $R$
+# block-diagonal over the pairs. Which entries of $m$ connect two different frequencies, and what does
+# that do to the term? Inside one $2\times 2$ block, which matrices give the same value for every
+# rotation angle? Check your answer against `mixing.toeplitz_deviation`.
+
+# %%
+from pe_helpers.checks import check_relative_part
+
+# %% jupyter={"source_hidden": true} pe_exercise="5.3" tags=["solution"]
+import torch
+
+
+def relative_only(m: torch.Tensor) -> torch.Tensor:
+    """The matrix closest to m whose sinusoidal position·position term depends only on j - i."""
+    out = torch.zeros_like(m)
+    for i in range(0, m.shape[0], 2):                   # one 2 × 2 block per frequency pair
+        block = m[i:i + 2, i:i + 2]
+        a = (block[0, 0] + block[1, 1]) / 2             # the scaled identity part
+        b = (block[1, 0] - block[0, 1]) / 2             # the quarter-turn part
+        out[i:i + 2, i:i + 2] = torch.stack([torch.stack([a, -b]), torch.stack([b, a])])
+    return out
+
+
+# %% tags=["check"]
+assert check_relative_part(relative_only)
+
+# %% [markdown]
+# **Reveal.** Only the position·position term can be relative, and only if $M$ commutes with every
+# rotation: one $aI + bJ$ block per pair, nothing between pairs. That is $d$ numbers out of $d^2$, so a
+# random or trained $W_QW_K^\top$ keeps only a small part of it (the percentages above), and the cross
+# terms stay absolute whatever $M$ is. RoPE moves the rotation past the projections instead.
+
+# %% [markdown]
 # **Try it**: pick other `a, i, j`. The collision works for every choice, because the construction only
 # uses vector addition. In a trained model exact collisions are unlikely, but the point stands: only
 # the *learned weights* can keep content and position in separate directions; the architecture does not.

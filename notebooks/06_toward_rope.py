@@ -344,6 +344,60 @@ assert not result and result.mistake == "half-layout"
 print(result)
 
 # %% [markdown]
+# ### Exercise 6.4 · Shift the whole sequence: predict, then reveal (★★★ hard · ~15 min)
+#
+# **重要度 (importance) ●●●** · **Learning goal:** see, with notebook 05's four-term expansion, exactly *what* in an additive encoding
+# depends on absolute position, and why RoPE's score does not. *Why it matters:* it is the
+# property RoPE was designed for.
+#
+# The same $n$ tokens $x_0..x_{n-1}$ appear at positions $0..n-1$, and again at $s..s+n-1$ (say, after a
+# prefix of $s$ tokens). Take $q = k = x$ (no projections). **Predict first**, and write your
+# prediction down: under the shift, does the $n \times n$ score matrix change (a) with RoPE,
+# $(R_i x_i)^\top(R_j x_j)$, (b) with sinusoidal positions added, $(x_i + p_i)^\top(x_j + p_j)$?
+# Then write `shift_gaps(x, shift)` returning the pair `(rope_gap, additive_gap)`: for each scheme the
+# largest absolute change of any score between the two placements (interleaved layout, `sinusoidal`
+# and `apply_rope` are allowed). The checker reveals the values and names the usual slips.
+
+# %%
+from pe_helpers.checks import check_shift_gaps
+
+# %% jupyter={"source_hidden": true} pe_exercise="6.4" tags=["solution"]
+import torch
+
+from pe_helpers import apply_rope, sinusoidal
+
+
+def shift_gaps(x: torch.Tensor, shift: int) -> tuple[float, float]:
+    """(rope_gap, additive_gap): the largest |change| of each scheme's n × n scores when every position moves by shift."""
+    n, d = x.shape
+    pos = torch.arange(n)
+    rope = [apply_rope(x, pos + s) for s in (0, shift)]
+    added = [x + sinusoidal(n, d, offset=s, dtype=x.dtype) for s in (0, shift)]
+    rope_gap = (rope[1] @ rope[1].T - rope[0] @ rope[0].T).abs().max()
+    additive_gap = (added[1] @ added[1].T - added[0] @ added[0].T).abs().max()
+    return float(rope_gap), float(additive_gap)
+
+
+# %% tags=["check"]
+assert check_shift_gaps(shift_gaps)
+
+# %% [markdown]
+# **Reveal.** RoPE: $(R_{i+s}x_i)^\top(R_{j+s}x_j) = x_i^\top R_{j-i}\,x_j$, unchanged for every $s$ and every content.
+# Additive: of the four terms $x_i\!\cdot\!x_j + x_i\!\cdot\!p_j + p_i\!\cdot\!x_j + p_i\!\cdot\!p_j$, the first
+# does not move and the last depends only on $j - i$ (notebook 04), but the two cross terms pair a token with an
+# *absolute* position: they change with $s$. That is the mixing of notebook 05, §1.
+
+# %%
+x_demo = torch.randn(6, 16, generator=torch.Generator().manual_seed(6), dtype=torch.float64)
+pe0, pe9 = sinusoidal(6, 16, dtype=torch.float64), sinusoidal(6, 16, offset=9, dtype=torch.float64)
+torch.testing.assert_close(pe9 @ pe9.T, pe0 @ pe0.T)                    # position·position: does not move
+cross_change = ((x_demo @ pe9.T) - (x_demo @ pe0.T)).abs().max()
+assert cross_change > 0.5, cross_change                                 # content·position: moves
+r0, r9 = apply_rope(x_demo, torch.arange(6)), apply_rope(x_demo, torch.arange(6) + 9)
+torch.testing.assert_close(r9 @ r9.T, r0 @ r0.T)                        # RoPE: does not move
+print(f"shift by 9: p·p unchanged, x·p changes by up to {cross_change:.2f}, RoPE scores unchanged")
+
+# %% [markdown]
 # ## 4 · Precision: form the angle in float32 or float64, not bf16 (精度)
 #
 # **Claim.** The rotation angle $m\,\omega_i$ grows with the position: for pair 0 ($\omega_0 = 1$) it is $m$ radians.

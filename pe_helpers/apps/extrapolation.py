@@ -65,3 +65,69 @@ def extrapolation_app(*, results: LabResults | None = None, encoding: str = "sin
                                     continuous_update=True),
     }
     return App(controls, fig, update, title=f"Train short (n <= {results.train_len}), test long: the copy head")
+
+
+# --- additive mixing: the four terms of the score (issue 14, section 1 of notebook 05) -------------
+# Kept in one block at the end of the module; its own imports are here so the block moves as a whole.
+
+import torch  # noqa: E402
+
+from ..attention import SelfAttention  # noqa: E402
+from ..encodings import sinusoidal  # noqa: E402
+from ..extrapolation.mixing import mixing_terms, trained_mixing_inputs  # noqa: E402
+from ..figures.extrapolation import build_mixing  # noqa: E402
+
+__all__ += ["mixing_app"]
+
+_MIXING_WEIGHTS = ("random", "trained")
+_MIXING_STAGES = ("before W_Q W_Kᵀ", "after W_Q W_Kᵀ")
+
+
+@functools.lru_cache(maxsize=1)
+def _random_mixing_inputs(n: int = 16, d: int = 32) -> tuple[torch.Tensor, ...]:
+    """Random token vectors with the RMS norm of the sinusoidal rows (content × 1 = as large as position)."""
+    position = sinusoidal(n, d).double()
+    content = torch.randn(n, d, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    content *= position.pow(2).sum(1).mean().sqrt() / content.pow(2).sum(1).mean().sqrt()
+    head = SelfAttention(d, seed=0)
+    return content, position, head.W_Q.detach().double(), head.W_K.detach().double()
+
+
+def mixing_app(*, weights: str = "random", stage: str = "after W_Q W_Kᵀ", content_scale: float = 1.0) -> App:
+    """The four terms of the score of ``x_i + p_i`` (16 positions, sinusoidal ``p``, ``d = 32``).
+
+    ``weights``: ``"random"`` (a seeded :class:`~pe_helpers.attention.SelfAttention`, token vectors as
+    large as the position rows) or ``"trained"`` (head 0, layer 0 of the small sinusoidal copy model of
+    :func:`~pe_helpers.extrapolation.mixing.trained_mixing_model`, trained once per process in about
+    2 s, and its own token vectors). ``stage``: the terms before the projections (``M = I``) or after
+    (``M = W_Q W_Kᵀ``). ``content_scale`` multiplies every token vector. Before the projections the
+    position·position panel is constant along every diagonal (it depends on ``j - i`` only); after, not.
+    """
+    if weights not in _MIXING_WEIGHTS:
+        raise ValueError(f"weights must be one of {', '.join(_MIXING_WEIGHTS)}, got {weights!r}.")
+    if stage not in _MIXING_STAGES:
+        raise ValueError(f"stage must be one of {', '.join(_MIXING_STAGES)}, got {stage!r}.")
+    if isinstance(content_scale, bool) or not isinstance(content_scale, (int, float)) or not 0 <= content_scale <= 3:
+        raise ValueError(f"content_scale must be a number in 0..3, got {content_scale!r}.")
+
+    def terms(weights: str, stage: str, content_scale: float):
+        content, position, w_q, w_k = _random_mixing_inputs() if weights == "random" else trained_mixing_inputs()
+        projected = stage == _MIXING_STAGES[1]
+        result = mixing_terms(content * content_scale, position, w_q if projected else None, w_k if projected else None)
+        where = "after the projections, M = W_Q W_Kᵀ" if projected else "before the projections, M = I"
+        who = "random weights" if weights == "random" else "trained copy model (layer 0, head 0)"
+        return result, f"{who}, {where}, content × {content_scale:g}"
+
+    first, note = terms(weights, stage, content_scale)
+    fig, redraw = build_mixing(first, note=note)
+
+    def update(weights: str, stage: str, content_scale: float) -> str:
+        return redraw(*terms(weights, stage, content_scale))
+
+    controls = {
+        "weights": widgets.ToggleButtons(options=list(_MIXING_WEIGHTS), value=weights, description="weights"),
+        "stage": widgets.ToggleButtons(options=list(_MIXING_STAGES), value=stage, description="terms"),
+        "content_scale": widgets.FloatSlider(value=content_scale, min=0.0, max=3.0, step=0.1,
+                                             description="content ×", continuous_update=True),
+    }
+    return App(controls, fig, update, title="Additive mixing: the four terms of the attention score")

@@ -101,3 +101,78 @@ def check_concatenated_to_interleaved(fn: Callable[[int], object], *, quiet: boo
         return failed(_EX, err.result.message, err.result.mistake, quiet=quiet)
     dims = ", ".join(str(d) for d in _DIMS)
     return passed(_EX, f"concatenated[:, order] equals the interleaved table for d = {dims}.", quiet=quiet)
+
+
+# --- ★★★ reasoning exercises (issue 14) ---
+# 3.3: how many columns until every position is told apart? Rounded to a few decimals, the fast pair
+# repeats every 2π positions; slower pairs, like the higher digits of a counter, separate positions it
+# confuses. A larger d re-spaces the geometric ladder ω_i = base^(−2i/d), so the digits get finer.
+
+from ._reasoning import one_number, run_reasoning_check  # noqa: E402
+
+__all__ += ["check_smallest_distinct_dim", "DISTINCT_DIM_MISTAKES"]
+
+#: (n_positions, decimals) of the checker; answers 8, 24, 6, 34.
+_DISTINCT_CASES = ((16, 0), (200, 0), (1000, 1), (512, 0))
+
+
+def _rounded_table(n_positions: int, dim: int, decimals: int) -> Tensor:
+    return sinusoidal(n_positions, dim, dtype=torch.float64).round(decimals=decimals)
+
+
+def _first_collision(n_positions: int, dim: int, decimals: int) -> tuple[int, int] | None:
+    """Two positions whose rounded rows agree at ``dim`` columns, or None if all rows differ."""
+    _, inverse = torch.unique(_rounded_table(n_positions, dim, decimals), dim=0, return_inverse=True)
+    seen: dict[int, int] = {}
+    for pos, row in enumerate(inverse.tolist()):
+        if row in seen:
+            return seen[row], pos
+        seen[row] = pos
+    return None
+
+
+def _smallest_distinct_dim(n_positions: int, decimals: int) -> int:
+    dim = 2
+    while _first_collision(n_positions, dim, decimals) is not None:
+        dim += 2
+    return dim
+
+
+#: Named mistakes recognised by :func:`check_smallest_distinct_dim`.
+DISTINCT_DIM_MISTAKES = ("pairs-not-columns", "odd-dimension", "positions-collide", "not-the-smallest", "not-an-integer")
+
+
+def check_smallest_distinct_dim(fn: Callable[..., object], *, quiet: bool = False) -> CheckResult:
+    """Check ``fn(n_positions, decimals) -> d``: the smallest even ``d`` at which the rows ``0 .. n_positions-1``
+    of the sinusoidal table, rounded to ``decimals``, are all different."""
+    ex = "Exercise 3.3: how many columns tell every position apart"
+    cases = [(f"fn(n_positions={n}, decimals={k})", (n, k)) for n, k in _DISTINCT_CASES]
+
+    def convert(exercise: str, value: object, what: str, args: tuple) -> float:
+        return one_number(exercise, value, what)
+
+    def judge(got: float, args: tuple) -> tuple[str, str] | None:
+        n, k = args
+        want = _smallest_distinct_dim(n, k)
+        if got == want:
+            return None
+        if got != int(got) or got < 1:
+            return "not-an-integer", f"returned {got:g}; a number of columns is a positive whole number."
+        got = int(got)
+        if 2 * got == want:
+            return "pairs-not-columns", (f"returned {got}: that counts sin/cos pairs. The answer is the number of "
+                                         "columns d, two per pair.")
+        if got % 2:
+            return "odd-dimension", (f"returned {got}, an odd d: the table is built from sin/cos pairs, so d is even. "
+                                     "Try only d = 2, 4, 6, ...")
+        if got < want:
+            p, q = _first_collision(n, got, k)
+            return "positions-collide", (f"returned {got}, but at d = {got} positions {p} and {q} round to the same "
+                                         f"row, {(_rounded_table(q + 1, got, k)[q] + 0.0).tolist()}: they cannot be told apart.")
+        return "not-the-smallest", (f"returned {got}: at d = {got} the rows are distinct, but they already are at a "
+                                    "smaller d. Search upwards from d = 2.")
+
+    return run_reasoning_check(ex, fn, cases, convert=convert, judge=judge, quiet=quiet,
+                               success="the smallest even d for 4 (positions, decimals) settings: more pairs "
+                                       "make a finer ladder of speeds, and slower digits separate what the fast "
+                                       "ones confuse.")

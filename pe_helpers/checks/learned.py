@@ -158,3 +158,80 @@ def check_row_similarity(fn: Callable[..., object], *, quiet: bool = False) -> C
     except StudentError as err:
         return failed(ex, err.result.message, err.result.mistake, quiet=quiet)
     return passed(ex, f"C[i, j] = cos(p_i, p_j) for {len(_SIMILARITY_SHAPES)} random tables.", quiet=quiet)
+
+
+# --- ★★★ reasoning exercises (issue 14) ---
+# 2.3: a value projection blind to position. The architecture feeds x + p into W_V, but the weights can
+# null a position subspace: W_V = I − Π, with Π the orthogonal projector onto the span of the table's rows.
+
+from ._reasoning import named_match, run_reasoning_check, tensor_of_shape  # noqa: E402
+
+__all__ += ["check_position_blind_value", "POSITION_BLIND_MISTAKES"]
+
+_BLIND_TOL = 1e-5
+
+
+def _blind_tables() -> list[Tensor]:
+    gen = torch.Generator().manual_seed(14)
+    full = torch.randn(5, 12, generator=gen, dtype=torch.float64) + 0.5  # rows far from orthogonal
+    low_rank = torch.randn(6, 3, generator=gen, dtype=torch.float64) @ torch.randn(3, 10, generator=gen, dtype=torch.float64)
+    return [full, low_rank, torch.randn(3, 8, generator=gen, dtype=torch.float64)]
+
+
+def _row_projector(table: Tensor) -> Tensor:
+    """Π = T⁺T: the orthogonal projector onto the span of the rows of ``table`` (any rank)."""
+    return torch.linalg.pinv(table) @ table
+
+
+def _position_blind_mistakes(table: Tensor) -> dict[str, tuple[Tensor, str]]:
+    d = table.shape[1]
+    eye = torch.eye(d, dtype=table.dtype)
+    rank_one = sum(torch.outer(p, p) / (p @ p) for p in table)
+    return {
+        "zero-matrix": (torch.zeros(d, d, dtype=table.dtype),
+                        "W_V = 0 removes position, but every token with it: it must keep what is orthogonal to the "
+                        "positions (x W_V = x when x ⟂ every p_i)."),
+        "keeps-only-position": (_row_projector(table),
+                                "this is the projector ONTO the positions: it keeps position and removes content, "
+                                "the opposite of what was asked."),
+        "rows-not-orthogonalised": (eye - rank_one,
+                                    "subtracting p pᵀ/|p|² row by row is a projector only when the rows are "
+                                    "orthogonal, and these are not: find an orthonormal basis of their span first."),
+    }
+
+
+#: Named mistakes recognised by :func:`check_position_blind_value`.
+POSITION_BLIND_MISTAKES = tuple(_position_blind_mistakes(torch.eye(2, 3, dtype=torch.float64)))
+
+
+def check_position_blind_value(fn: Callable[..., object], *, quiet: bool = False) -> CheckResult:
+    """Check ``fn(table) -> W_V`` ([d, d]) with ``p_i W_V = 0`` for every row and ``x W_V = x`` for ``x`` ⟂ all rows."""
+    ex = "Exercise 2.3: a value projection blind to position"
+    cases = [(f"fn(table of shape {tuple(t.shape)}, rank {int(torch.linalg.matrix_rank(t))})", (t,))
+             for t in _blind_tables()]
+
+    def judge(got: Tensor, args: tuple) -> tuple[str, str] | None:
+        (table,) = args
+        d = table.shape[1]
+        want = torch.eye(d, dtype=table.dtype) - _row_projector(table)
+        same = lambda a, b: torch.allclose(a, b, atol=_BLIND_TOL, rtol=0)  # noqa: E731
+        if same(got, want):
+            return None
+        found = named_match(got, _position_blind_mistakes(table), same)
+        if found:
+            return found
+        leak = (table @ got).abs().max(dim=1).values
+        if float(leak.max()) > _BLIND_TOL * max(1.0, float(table.abs().max())):
+            row = int(leak.argmax())
+            return "position-leaks", (f"p_{row} W_V is not 0 (largest entry {float(leak[row]):.3g}): position "
+                                      f"{row} still reaches the values. Every row of the table must map to 0.")
+        kept = want @ got - want  # content ⟂ positions, sent through W_V, minus itself
+        return "content-changed", (f"the positions map to 0, but content orthogonal to them is changed too "
+                                   f"(largest error {float(kept.abs().max()):.3g}): remove the position subspace "
+                                   "and nothing else (is the table of full rank? A basis needs as many vectors as the "
+                                   "rank, not as many as the rows).")
+
+    convert = tensor_of_shape(lambda args: (args[0].shape[1],) * 2, "W_V maps a d-vector to a d-vector: [d, d]")
+    return run_reasoning_check(ex, fn, cases, convert=convert, judge=judge, quiet=quiet,
+                               success="p_i W_V = 0 for every row and x W_V = x for x orthogonal to them, on 3 tables "
+                                       "(one of lower rank): the weights CAN keep position out of V.")

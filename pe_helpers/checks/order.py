@@ -243,3 +243,71 @@ def check_equivariance_error(fn: Callable[..., object], *, quiet: bool = False) 
                           "(f(x[perm]) - f(x)[perm]).abs().max().", "other", quiet=quiet)
     return passed(ex, "0 for self-attention, > 0 once positions or a causal mask are added, "
                       "and equal to max|f(PX) - P f(X)| each time.", quiet=quiet)
+
+
+# --- ★★★ reasoning exercises (issue 14) ---
+# 1.4: the causal weights of a reordered sequence. Without a mask, softmax(P S Pᵀ) = P softmax(S) Pᵀ
+# (a row-wise softmax does not care in which order a row's entries come, nor which row is which);
+# with a causal mask the mask stays with the POSITIONS while the tokens move, so the two differ.
+
+from ._reasoning import named_match, run_reasoning_check, tensor_of_shape  # noqa: E402
+
+__all__ += ["check_causal_reorder", "CAUSAL_REORDER_MISTAKES"]
+
+
+def _masked_softmax(s: Tensor, allowed: Tensor) -> Tensor:
+    return torch.softmax(s.masked_fill(~allowed, float("-inf")), dim=-1)
+
+
+def _causal_softmax(s: Tensor) -> Tensor:
+    return _masked_softmax(s, causal_mask(s.shape[-1]))
+
+
+def _causal_reorder_mistakes(s: Tensor, perm: Tensor) -> dict[str, tuple[Tensor, str]]:
+    moved = s[perm][:, perm]
+    n = s.shape[-1]
+    return {
+        "mask-moved-with-tokens": (_causal_softmax(s)[perm][:, perm],
+                                   "this is P·softmax(S + M)·Pᵀ: the masked weights moved with the tokens, mask "
+                                   "included. The mask belongs to the positions: after reordering, new token i sits "
+                                   "at position i and may only see positions ≤ i. Reorder the scores first, then mask."),
+        "no-mask": (torch.softmax(moved, dim=-1),
+                    "these are the weights without the causal mask: token i still sees the tokens after it."),
+        "mask-not-renormalised": (torch.softmax(moved, dim=-1) * torch.ones(n, n, dtype=s.dtype).tril(),
+                                  "the future is zeroed AFTER the softmax, so rows no longer sum to 1: mask the "
+                                  "scores (−inf above the diagonal) before the softmax."),
+        "mask-upper": (_masked_softmax(moved, causal_mask(n).T),
+                       "the mask hides the past instead of the future: key j must satisfy j ≤ i (lower triangle)."),
+    }
+
+
+#: Named mistakes recognised by :func:`check_causal_reorder`.
+CAUSAL_REORDER_MISTAKES = tuple(_causal_reorder_mistakes(torch.zeros(2, 2), torch.tensor([1, 0])))
+
+
+def check_causal_reorder(fn: Callable[..., object], *, quiet: bool = False) -> CheckResult:
+    """Check ``fn(scores, perm) -> softmax(P S Pᵀ + M)``: the causal weights after reordering the tokens."""
+    ex = "Exercise 1.4: causal weights after reordering"
+    cases = []
+    for n, seed in _PERM_CASES:
+        q, k, _ = _qkv(n, 4, 4, seed + 20)
+        perm = _case_perm(n, seed)
+        cases.append((f"fn(scores, perm={perm.tolist()})", ((q @ k.T / 2.0).double(), perm)))
+
+    def judge(got: Tensor, args: tuple) -> tuple[str, str] | None:
+        s, perm = args
+        want = _causal_softmax(s[perm][:, perm])
+        same = lambda a, b: torch.allclose(a, b, atol=_ATOL, rtol=0)  # noqa: E731
+        if same(got, want):
+            return None
+        found = named_match(got, _causal_reorder_mistakes(s, perm), same)
+        if found:
+            return found
+        i, j = (int(t) for t in ((got - want).abs() > _ATOL).nonzero()[0])
+        return "other", (f"weight [{i}, {j}] should be {float(want[i, j]):.4f}, got {float(got[i, j]):.4f}. New token "
+                         f"{i} is old token {int(perm[i])}; which keys may it see now?")
+
+    convert = tensor_of_shape(lambda args: tuple(args[0].shape), "one row of weights per query, one column per key")
+    return run_reasoning_check(ex, fn, cases, convert=convert, judge=judge, quiet=quiet,
+                               success="softmax(P S Pᵀ + M) on 3 reorderings: the mask stays with the positions, "
+                                       "so a causal model sees the new order.")

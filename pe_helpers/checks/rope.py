@@ -342,3 +342,85 @@ def example_rope_mistakes(exercise: str) -> dict[str, Callable[..., Tensor]]:
         raise ValueError(f"exercise must be one of {', '.join(repr(e) for e in table)}, got {exercise!r}.")
     return table[exercise]()
 
+
+
+# --- ★★★ reasoning exercises (issue 14) ---
+# 6.4: predict, then reveal. Move a whole sequence by a common shift s. RoPE's scores (R_i x_i)·(R_j x_j) =
+# x_iᵀ R_{j−i} x_j do not change; additive scores (x_i + p_{i+s})·(x_j + p_{j+s}) do, through the
+# content·position terms (notebook 05), although their position·position term alone does not.
+
+from ..encodings import sinusoidal  # noqa: E402
+from ._reasoning import named_match, one_number, run_reasoning_check  # noqa: E402
+
+__all__ += ["check_shift_gaps", "SHIFT_GAP_MISTAKES"]
+
+
+def _rope_gram(x: Tensor, start: int, start_k: int | None = None) -> Tensor:
+    n = x.shape[0]
+    q = apply_rope(x, torch.arange(n) + start)
+    k = q if start_k is None else apply_rope(x, torch.arange(n) + start_k)
+    return q @ k.T
+
+
+def _additive_gram(x: Tensor, start: int, content: float = 1.0) -> Tensor:
+    h = content * x + sinusoidal(x.shape[0], x.shape[1], offset=start, dtype=torch.float64)
+    return h @ h.T
+
+
+def _shift_gaps(x: Tensor, shift: int) -> tuple[float, float]:
+    rope = (_rope_gram(x, shift) - _rope_gram(x, 0)).abs().max()
+    additive = (_additive_gram(x, shift) - _additive_gram(x, 0)).abs().max()
+    return float(rope), float(additive)
+
+
+def _shift_gap_mistakes(x: Tensor, shift: int) -> dict[str, tuple[tuple[float, float], str]]:
+    rope, additive = _shift_gaps(x, shift)
+    return {
+        "gaps-swapped": ((additive, rope), "the two numbers are swapped: return (rope_gap, additive_gap)."),
+        "position-term-only": ((rope, float((_additive_gram(x, shift, 0.0) - _additive_gram(x, 0, 0.0)).abs().max())),
+                               "your additive gap is that of PE·PEᵀ alone, which depends only on j − i and does "
+                               "not move. The model sees x + p: the content·position terms are what change."),
+        "only-queries-shifted": ((float((_rope_gram(x, shift, 0) - _rope_gram(x, 0)).abs().max()), additive),
+                                 "your RoPE gap moves the queries but not the keys: a common shift moves every "
+                                 "token, so both q and k are rotated by their new positions."),
+        "signed-difference": ((float((_rope_gram(x, shift) - _rope_gram(x, 0)).max()),
+                               float((_additive_gram(x, shift) - _additive_gram(x, 0)).max())),
+                              "a gap is the largest ABSOLUTE difference: take .abs() before .max()."),
+    }
+
+
+#: Named mistakes recognised by :func:`check_shift_gaps`.
+SHIFT_GAP_MISTAKES = (*_shift_gap_mistakes(torch.eye(2, 4, dtype=torch.float64), 1), "not-two-numbers")
+
+
+def check_shift_gaps(fn: Callable[..., object], *, quiet: bool = False) -> CheckResult:
+    """Check ``fn(x, shift) -> (rope_gap, additive_gap)``: how much each score matrix changes under a common shift."""
+    ex = "Exercise 6.4: shift the whole sequence"
+    gen = torch.Generator().manual_seed(4)  # seed 4: in every case the largest |change| is a decrease
+    cases = [(f"fn(x of shape ({n}, {d}), shift={s})", (torch.randn(n, d, generator=gen, dtype=torch.float64), s))
+             for n, d, s in ((6, 8, 5), (8, 16, 37), (5, 4, 200))]
+
+    def convert(exercise: str, value: object, what: str, args: tuple) -> tuple[float, float]:
+        if not isinstance(value, (tuple, list)) or len(value) != 2:
+            kind = f"a {type(value).__name__} of length {len(value)}" if isinstance(value, (tuple, list)) else \
+                type(value).__name__
+            raise StudentError(CheckResult(exercise, False, f"{what} should return two numbers, (rope_gap, "
+                                                            f"additive_gap); got {kind}.", "not-two-numbers"))
+        return one_number(exercise, value[0], what), one_number(exercise, value[1], what)
+
+    def close(a: tuple[float, float], b: tuple[float, float]) -> bool:
+        return all(abs(u - v) <= 1e-4 * max(1.0, abs(v)) for u, v in zip(a, b))
+
+    def judge(got: tuple[float, float], args: tuple) -> tuple[str, str] | None:
+        want = _shift_gaps(*args)
+        if close(got, want):
+            return None
+        found = named_match(got, _shift_gap_mistakes(*args), close)
+        if found:
+            return found
+        return "other", (f"returned ({got[0]:.4g}, {got[1]:.4g}); expected ({want[0]:.2g}, {want[1]:.4g}). Compare "
+                         "the n × n score matrices at positions 0..n−1 and shift..shift+n−1, q = k = x.")
+
+    return run_reasoning_check(ex, fn, cases, convert=convert, judge=judge, quiet=quiet,
+                               success="RoPE's scores do not move under a common shift (gap at rounding level); "
+                                       "additive scores do, by the content·position terms.")

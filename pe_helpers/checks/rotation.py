@@ -152,3 +152,54 @@ def check_shift_matrix(fn: Callable[[int, int], object], *, quiet: bool = False)
         return failed(ex, err.result.message, err.result.mistake, quiet=quiet)
     cases = ", ".join(f"(k={k}, d={d})" for k, d in _MATRIX_CASES)
     return passed(ex, f"R(k)·PE(pos) = PE(pos + k) for {cases}.", quiet=quiet)
+
+
+# --- ★★★ reasoning exercises (issue 14) ---
+# 4.3: a bilinear form that looks k₀ positions ahead. PE(q) = R(q − p) PE(p), so PE(p)ᵀ W PE(q) =
+# PE(p)ᵀ W R(q − p) PE(p): a W that undoes a rotation by k₀ makes the score largest at q − p = k₀.
+
+from ._reasoning import run_reasoning_check, tensor_of_shape  # noqa: E402
+
+__all__ += ["check_offset_peak", "OFFSET_PEAK_MISTAKES"]
+
+#: (d, k0) of the checker, and how many positions the scores are measured on.
+_PEAK_CASES = ((8, 3), (16, 5), (32, -4))
+_PEAK_POSITIONS = 48
+
+#: Named mistakes recognised by :func:`check_offset_peak`.
+OFFSET_PEAK_MISTAKES = ("peaks-at-minus-k0", "peaks-at-zero", "peaks-elsewhere")
+
+
+def _peak_offsets(w: Tensor, dim: int, k0: int) -> list[int]:
+    """For every query position p whose p + k0 is in range, the offset q − p of its highest score."""
+    pe = sinusoidal(_PEAK_POSITIONS, dim, dtype=torch.float64)
+    scores = pe @ w @ pe.T  # scores[p, q] = PE(p)ᵀ W PE(q)
+    rows = [p for p in range(_PEAK_POSITIONS) if 0 <= p + k0 < _PEAK_POSITIONS and 0 <= p - k0 < _PEAK_POSITIONS]
+    return [int(scores[p].argmax()) - p for p in rows]
+
+
+def check_offset_peak(fn: Callable[..., object], *, quiet: bool = False) -> CheckResult:
+    """Check ``fn(dim, k0) -> W`` ([dim, dim]): for every position p, PE(p)ᵀ W PE(q) is largest at q = p + k0."""
+    ex = "Exercise 4.3: a score that peaks k₀ positions ahead"
+    cases = [(f"fn(dim={d}, k0={k0})", (d, k0)) for d, k0 in _PEAK_CASES]
+
+    def judge(got: Tensor, args: tuple) -> tuple[str, str] | None:
+        dim, k0 = args
+        offsets = _peak_offsets(got, dim, k0)
+        if all(o == k0 for o in offsets):
+            return None
+        if all(o == -k0 for o in offsets):
+            return "peaks-at-minus-k0", (f"the score peaks at q − p = {-k0}, not {k0}: your W turns the wrong way. "
+                                         "PE(q) is PE(p) turned forward by q − p; W must turn it back by k₀.")
+        if all(o == 0 for o in offsets):
+            return "peaks-at-zero", ("the score peaks at q = p, like the plain dot product PE(p)·PE(q) (W = I): "
+                                     "W must turn PE(q) by k₀ before comparing.")
+        wrong = sorted({o for o in offsets if o != k0}, key=abs)
+        shown = ", ".join(str(o) for o in wrong[:5]) + (", ..." if len(wrong) > 5 else "")
+        return "peaks-elsewhere", (f"{sum(o != k0 for o in offsets)} of {len(offsets)} queries score highest at "
+                                   f"another offset q − p ({shown}), not {k0}.")
+
+    convert = tensor_of_shape(lambda args: (args[0], args[0]), "W pairs two PE vectors of length dim: [dim, dim]")
+    return run_reasoning_check(ex, fn, cases, convert=convert, judge=judge, quiet=quiet,
+                               success=f"PE(p)ᵀ W PE(q) peaks at q − p = k₀ for every p, on {len(_PEAK_CASES)} "
+                                       "(d, k₀), negative k₀ included: a fixed W can look a fixed distance away.")

@@ -245,3 +245,62 @@ def build_extrapolation(results: "LabResults", *, encoding: str = "sinusoidal", 
 
     update(encoding, length)
     return fig, update
+
+
+# --- additive mixing: the four terms of the score (issue 14, section 1 of notebook 05) -------------
+# Kept in one block at the end of the module; its own imports are here so the block moves as a whole.
+
+from ..extrapolation.mixing import TERM_NAMES, MixingTerms  # noqa: E402
+from ._base import DIVERGING  # noqa: E402
+
+__all__ += ["MIXING_EQUATION", "build_mixing"]
+
+#: The expansion every mixing figure is labelled with.
+MIXING_EQUATION = (r"$s_{ij} = (x_i+p_i)\,M\,(x_j+p_j)^\top = x_iMx_j^\top + x_iMp_j^\top + p_iMx_j^\top"
+                   r" + p_iMp_j^\top$,  $M = W_QW_K^\top$")
+_TERM_LABELS = (r"content·content" "\n" r"$x_iMx_j^\top$", r"content·position" "\n" r"$x_iMp_j^\top$",
+                r"position·content" "\n" r"$p_iMx_j^\top$", r"position·position" "\n" r"$p_iMp_j^\top$")
+_MIXING_FONT = 13  # pt; at 10 in and 100 dpi, ~1000 px wide: about 17 px per letter
+
+
+def build_mixing(terms: MixingTerms, *, note: str = "") -> tuple[Figure, object]:
+    """Four heatmaps, one per term of the score, on ONE symmetric diverging scale (``RdBu_r``, 0 = white).
+
+    Rows are queries ``i``, columns keys ``j``. Each panel's title gives its term and its share of the
+    four terms' Frobenius norms. ``update(terms, note="")`` redraws in place (same ``n``); ``note``
+    is a line under the equation (what weights, before or after the projections).
+    """
+    if not isinstance(terms, MixingTerms):
+        raise TypeError(f"terms must be a MixingTerms from pe_helpers.extrapolation.mixing.mixing_terms, got "
+                        f"{type(terms).__name__}.")
+    n = terms.total.shape[0]
+    fig = new_figure(10.0, 4.1, dpi=100)
+    axes = fig.subplots(1, 4, sharey=True)
+    images = []
+    for ax, title in zip(axes, _TERM_LABELS):
+        image = ax.imshow(np.zeros((n, n)), cmap=DIVERGING, vmin=-1, vmax=1, interpolation="nearest")
+        ax.set_xlabel("key position j", fontsize=_MIXING_FONT)
+        ax.tick_params(labelsize=12)
+        images.append(image)
+    axes[0].set_ylabel("query position i", fontsize=_MIXING_FONT)
+    bar = fig.colorbar(images[0], ax=list(axes), shrink=0.8, pad=0.015)
+    bar.ax.tick_params(labelsize=12)
+    bar.set_label("score term (one scale)", fontsize=12)
+    heading = fig.suptitle("", fontsize=_MIXING_FONT)
+    titles = [ax.set_title("", fontsize=_MIXING_FONT) for ax in axes]
+
+    def update(terms: MixingTerms, note: str = "") -> str:
+        if not isinstance(terms, MixingTerms) or terms.total.shape != (n, n):
+            raise ValueError(f"terms must be a MixingTerms of {n} × {n} matrices (the figure's size).")
+        values = [t.numpy() for t in terms.terms()]
+        limit = max(float(np.abs(v).max()) for v in values) or 1.0
+        share = terms.shares()
+        for image, v, title, label_, name in zip(images, values, titles, _TERM_LABELS, TERM_NAMES):
+            image.set_data(v)
+            image.set_clim(-limit, limit)
+            title.set_text(f"{label_}: {100 * share[name]:.0f} %")
+        heading.set_text(MIXING_EQUATION + (f"\n{note}" if note else ""))
+        return ", ".join(f"{name} {100 * share[name]:.0f} %" for name in TERM_NAMES)
+
+    update(terms, note)
+    return fig, update
