@@ -9,7 +9,17 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PORT   ?= 8888
-LAB_DIR ?= notebooks
+# The edition: `make lab LANG=zh` (also present, student) picks the Chinese edition in notebooks/zh.
+# Only the exact value zh does; a system locale such as LANG=zh_CN.UTF-8 keeps the English default,
+# and the recipes' own locale is reset so that `LANG=zh` is not passed on to Jupyter as a locale.
+EDITION := $(if $(filter zh,$(LANG)),zh,en)
+ifeq ($(EDITION),zh)
+override LANG := C.UTF-8
+EDITION_DIR := notebooks/zh
+else
+EDITION_DIR := notebooks
+endif
+LAB_DIR ?= $(EDITION_DIR)
 # Root (containers, CI) must opt in to running Jupyter; a normal user needs nothing.
 ALLOW_ROOT := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
@@ -68,7 +78,7 @@ notebooks: $(STAMP)
 
 # The student edition: every notebook with its exercise solutions replaced by stubs, outputs cleared.
 student: $(STAMP)
-	$(BIN)/python -m pe_helpers.student --src notebooks --out student
+	$(BIN)/python -m pe_helpers.student --src $(EDITION_DIR) --out $(if $(filter zh,$(EDITION)),student/zh,student)
 
 # Rebuild the lock from the ranges in pyproject.toml (needs network access to PyPI).
 lock:

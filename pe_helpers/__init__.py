@@ -29,6 +29,7 @@ from .encodings import (
     sinusoidal,
     wavelengths,
 )
+from .i18n import get_language, set_language
 from .permutation import check_equivariance, permutation_matrix, random_permutation
 
 __version__ = "0.1.0"
@@ -41,12 +42,14 @@ __all__ = [
     "apply_rope",
     "attention_scores",
     "causal_mask",
+    "get_language",
     "check_equivariance",
     "inverse_frequencies",
     "layout_permutation",
     "permutation_matrix",
     "random_permutation",
     "scaled_dot_product_attention",
+    "set_language",
     "shift_matrix",
     "sinusoidal",
     "wavelengths",

@@ -44,20 +44,58 @@ def test_a_changed_cell_is_caught(tmp_path):
     assert len(notes) == 2 and all("text differs" in n for n in notes)
 
 
-def test_translation_replaces_the_cell_before_it_and_code_is_shared():
+def test_translation_replaces_markdown_and_code_is_shared():
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_markdown_cell("# Title"),
-        nbformat.v4.new_markdown_cell("# 标题", metadata={"lang": "zh"}),
         nbformat.v4.new_code_cell("x = 1"),
         nbformat.v4.new_markdown_cell("untranslated"),
     ])
-    en, zh = editions.edition(nb, "en"), editions.edition(nb, "zh")
+    en = editions.edition(nb, "en")
+    zh = editions.edition(nb, "zh", {"# Title": "# 标题"})
     assert [c.source for c in en.cells] == ["# Title", "x = 1", "untranslated"]
-    assert [c.source for c in zh.cells] == ["# 标题", "x = 1", "untranslated"]
-    assert all("lang" not in c.metadata for c in zh.cells)
+    assert [c.source for c in zh.cells[1:]] == ["# 标题", "x = 1", "untranslated"]
+    assert zh.cells[0].metadata["tags"] == ["language"] and 'set_language("zh")' in zh.cells[0].source
     with pytest.raises(ValueError, match="lang must be one of"):
         editions.edition(nb, "fr")
-    orphan = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x"),
-                                             nbformat.v4.new_markdown_cell("孤", metadata={"lang": "zh"})])
-    with pytest.raises(ValueError, match="cell 1"):
-        editions.edition(orphan, "zh")
+
+
+def test_catalogue_round_trip_and_a_changed_english_cell_loses_its_translation(tmp_path):
+    source = tmp_path / "09_demo.py"
+    source.write_text('# %% [markdown]\n# # Title\n\n# %%\nx = 1\n\n# %% [markdown]\n# Some "text".\n',
+                      encoding="utf-8")
+    editions.update_catalogue(source, "zh", {"# Title": "# 标题"})
+    assert editions.missing_translations(source, "zh") == ['Some "text".']
+    editions.update_catalogue(source, "zh", {'Some "text".': "一些“文字”。"})
+    assert editions.missing_translations(source, "zh") == []
+    zh = editions.read_edition(source, "zh")
+    assert [c.source for c in zh.cells[1:]] == ["# 标题", "x = 1", "一些“文字”。"]
+    source.write_text(source.read_text(encoding="utf-8").replace("Some", "More"), encoding="utf-8")
+    assert editions.missing_translations(source, "zh") == ['More "text".']
+    editions.update_catalogue(source, "zh")  # the obsolete entry is dropped, the title kept
+    assert editions.load_translations(source, "zh") == {"# Title": "# 标题"}
+
+
+TRANSLATED = [s for s in SOURCES if editions.catalogue_path(s, "zh").exists()]
+
+
+@pytest.mark.parametrize("source", TRANSLATED, ids=lambda p: p.stem[:2])
+def test_every_markdown_cell_has_its_chinese_translation(source):
+    missing = editions.missing_translations(source, "zh")
+    assert not missing, (f"{len(missing)} Markdown cell(s) of {source.name} changed or were added without a Chinese "
+                         f"translation (first: {missing[0][:80]!r}); run `python -m pe_helpers.editions update-po "
+                         f"--lang zh` and translate them in {editions.catalogue_path(source, 'zh')}")
+
+
+@pytest.mark.parametrize("source", TRANSLATED, ids=lambda p: p.stem[:2])
+def test_both_editions_run_the_same_code(source):
+    def code(path):
+        nb = nbformat.read(path, as_version=4)
+        return [c.source for c in nb.cells if c.cell_type == "code" and "language" not in c.metadata.get("tags", [])]
+
+    zh = nbformat.read(editions.edition_path(source, "zh"), as_version=4)
+    assert zh.cells[0].metadata.get("tags") == ["language"]
+    assert code(editions.edition_path(source, "en")) == code(editions.edition_path(source, "zh"))
+
+
+def test_every_source_is_translated():
+    assert [s.stem for s in TRANSLATED] == [s.stem for s in SOURCES], "notebooks without a Chinese catalogue"
