@@ -105,7 +105,7 @@ def time_rebuild(factory: Callable[..., object], kwargs: dict, values: dict) -> 
 
 
 def bench_app(name: str, factory: Callable[..., object], repeats: int, baseline_repeats: int) -> list[Row]:
-    from pe_helpers.apps._base import factory_kwargs, sweep_values
+    from pe_helpers.apps._testing import factory_kwargs, sweep_values
 
     kwargs = factory_kwargs(factory)
     factory(**kwargs).close()  # warm shared caches (not timed)
