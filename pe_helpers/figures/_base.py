@@ -222,8 +222,11 @@ def min_font_css_px(fig: Figure, displayed_width: float | None = None) -> float:
         own = getattr(fig, "display_width", round(fig.get_figwidth() * DISPLAY_DPI))
         displayed_width = min(own, DISPLAY_WIDTH_PX)
     css_per_pixel = displayed_width / (fig.get_figwidth() * fig.dpi)
+    hidden = {id(label) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
+              if not (ax.axison and axis.get_visible())
+              for tick in axis.get_major_ticks() + axis.get_minor_ticks() for label in (tick.label1, tick.label2)}
     sizes = [t.get_fontsize() for t in fig.findobj(Text)
-             if t.get_visible() and t.get_text().strip() and t.get_alpha() != 0]
+             if t.get_visible() and t.get_text().strip() and t.get_alpha() != 0 and id(t) not in hidden]
     return min(sizes) * fig.dpi / 72 * css_per_pixel
 
 

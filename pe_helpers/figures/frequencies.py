@@ -200,4 +200,4 @@ def draw_float32_error(ax: Axes, positions: torch.Tensor, seed_error: torch.Tens
     ax.loglog(x, spacing.numpy(), "--", color="#555555", linewidth=1, label="float32 spacing (ulp) of pos")
     label(ax, "largest |PE - exact| over the d columns, against position", "position pos (log)",
           "absolute error (log)")
-    ax.legend(frameon=False, loc="upper left")
+    ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))

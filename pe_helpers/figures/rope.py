@@ -177,4 +177,4 @@ def draw_angle_error(ax: Axes, positions: torch.Tensor, dim: int, *,
     ax.axhline(math.pi, color="#555555", linestyle="--", linewidth=1, label="\u03c0 rad (direction lost)")
     label(ax, "error of the RoPE angle m\u00b7\u03c9\u1d62, largest over pairs", "position m (log)",
           "|error| in rad (log)")
-    ax.legend(fontsize=8, frameon=False, loc="upper left")
+    ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the lines, never on them
