@@ -102,7 +102,8 @@ def test_min_font_css_px_follows_the_displayed_width() -> None:
 def test_an_app_stored_output_carries_its_figure_beside_the_widget() -> None:
     app = phasor_app()
     try:
-        bundle = app._repr_mimebundle_()
+        bundle, metadata = app._repr_mimebundle_()
+        assert metadata["image/png"]["width"] == app.figure.display_width
         assert "application/vnd.jupyter.widget-view+json" in bundle
         assert base64.b64decode(bundle["image/png"]) == app.image.value
         assert "App(children" not in bundle["text/plain"] and "pos = 3" in bundle["text/plain"]
@@ -193,7 +194,12 @@ def test_frequency_captions_print_numbers_like_the_readout() -> None:
     app = frequency_heatmap_app(base=1e6)
     try:
         assert "base = 1 000 000" in app.caption.value and "e+" not in app.caption.value
-        assert app.artists["heatmap"].get_interpolation() == "antialiased", "512 rows: no moiré"
+        app.controls["seq_len"].value = 512
+        image = app.artists["heatmap"]
+        assert image.axes.bbox.height >= 512 and image.get_interpolation() == "nearest", "a device pixel per row"
+        image.axes.figure.set_size_inches(10, 1.5)  # a panel with fewer pixels than rows averages them: no moiré
+        app.refresh()
+        assert image.get_interpolation() == "antialiased"
     finally:
         app.close()
     assert fb.format_number(1e6) == "1 000 000" and fb.format_number(47123.9) == "47 124"

@@ -140,15 +140,18 @@ class App(widgets.VBox):
         self.image.value = render_png(self.figure)
         self.renders += 1
 
-    def _repr_mimebundle_(self, **kwargs: object) -> dict:
-        """The widget view, plus the current figure as a PNG and a line of text for front ends without widgets."""
-        bundle = super()._repr_mimebundle_(**kwargs) or {}
-        bundle = dict(bundle)
+    def _repr_mimebundle_(self, **kwargs: object) -> tuple[dict, dict]:
+        """The widget view, plus the current figure as a PNG (shown at the figure's display width) and a line of
+        text, for front ends that cannot show the widget (a notebook opened without running, GitHub, nbviewer)."""
+        bundle = dict(super()._repr_mimebundle_(**kwargs) or {})
+        metadata = {}
         if self.image.value:
             bundle["image/png"] = base64.b64encode(self.image.value).decode("ascii")
+            metadata["image/png"] = {"width": getattr(self.figure, "display_width", None) or
+                                     round(self.figure.get_figwidth() * self.figure.dpi)}
         caption = html.unescape(self.caption.value)
         bundle["text/plain"] = f"{self.title or 'App'}: {caption} (run the notebook to move the controls)"
-        return bundle
+        return bundle, metadata
 
     def close(self) -> None:
         """Close the widgets; the figure is not tracked by pyplot, so nothing else leaks."""

@@ -65,7 +65,8 @@ def build_frequency_heatmap(
     Left: rows are positions (0 at the top), columns the pair ``i``; colours
     :math:`\sin(pos\,\omega_i)` in ``RdBu_r`` with fixed limits -1..1. With ``channel="both"``
     the ``d`` interleaved columns are squeezed into the same pair axis (sin then cos inside each ``i``).
-    Antialiased resampling: 512 rows in a few hundred pixels show their mean, not a moiré.
+    At twice the displayed size the map has a device pixel per row up to 512 rows (crisp ``nearest`` cells);
+    with fewer pixels than rows it switches to antialiased resampling (the rows' mean, not a moiré).
     Right: :math:`\lambda_i = 2\pi\,\text{base}^{2i/d}` on a log axis, between the lines 2π and 2π·base.
     ``update(seq_len=, d=, base=, channel=)`` changes the image's data and extent in place.
     Named artists: ``heatmap``, ``map_title``, ``wavelengths``, ``two_pi``, ``two_pi_base`` (+ their texts).
@@ -73,7 +74,7 @@ def build_frequency_heatmap(
     fig = new_figure(height=4.4)
     ax_map, ax_wave = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.55, 1.0]})
     image = ax_map.imshow(torch.zeros(1, 1).numpy(), cmap=DIVERGING, vmin=-1.0, vmax=1.0, aspect="auto",
-                          origin="upper", interpolation="antialiased", interpolation_stage="data")
+                          origin="upper", interpolation="nearest")
     bar = fig.colorbar(image, ax=ax_map, label="PE value", fraction=0.06, pad=0.02, ticks=[-1, 0, 1])
     bar.ax.yaxis.set_minor_locator(NullLocator())
     _mark_frequency_sides(ax_map)
@@ -92,6 +93,8 @@ def build_frequency_heatmap(
         channel = check_choice("channel", channel, CHANNELS)
         half = d // 2
         image.set_data(heatmap_values(seq_len, d, base, channel).numpy())
+        # at least one device pixel per row: crisp nearest cells; fewer pixels than rows: average them (no moiré)
+        image.set_interpolation("nearest" if seq_len <= ax_map.bbox.height else "antialiased")
         image.set_extent((-0.5, half - 0.5, seq_len - 0.5, -0.5))
         ax_map.set_xlim(-0.5, half - 0.5)
         ax_map.set_ylim(seq_len - 0.5, -0.5)
