@@ -22,6 +22,12 @@ Goal (issue 3): for every app and control, median <= baseline median / 3 and < 6
 The table lists each control and one "(all)" row per app; the exit status is 0 (a report),
 unless ``--strict`` is given and a goal is missed.
 
+A second table (issue 12) breaks one move of each app into its parts at the classroom size (a PNG of
+``RENDER_SCALE`` × the displayed width): ``update`` (the artists), ``draw`` (Agg), ``encode`` (PNG), the
+image's pixels and bytes, and a *burst*: ten values arriving from the browser while the kernel is busy
+(:meth:`pe_helpers.apps._base.App._on_change` coalesces them), timed until the one render that follows,
+with the number of renders it took (1 means every intermediate value was skipped).
+
 Hook for app modules: a module in :mod:`pe_helpers.apps` may define ::
 
     BENCH_KWARGS = {"my_app": {"steps": 200}}
@@ -105,7 +111,7 @@ def time_rebuild(factory: Callable[..., object], kwargs: dict, values: dict) -> 
 
 
 def bench_app(name: str, factory: Callable[..., object], repeats: int, baseline_repeats: int) -> list[Row]:
-    from pe_helpers.apps._base import factory_kwargs, sweep_values
+    from pe_helpers.apps._testing import factory_kwargs, sweep_values
 
     kwargs = factory_kwargs(factory)
     factory(**kwargs).close()  # warm shared caches (not timed)
@@ -134,6 +140,97 @@ def bench_app(name: str, factory: Callable[..., object], repeats: int, baseline_
     if rows:
         rows.append(Row(name, "(all)", [m for r in rows for m in r.moves], [b for r in rows for b in r.rebuilds]))
     return rows
+
+
+@dataclass
+class Split:
+    app: str
+    pixels: str
+    kilobytes: float
+    update: float
+    draw: float
+    encode: float
+    burst: float
+    burst_renders: int
+
+
+def split_app(name: str, factory: Callable[..., object], repeats: int) -> Split:
+    """Median update / draw / encode of one app's first slider, and a coalesced burst of ten browser values."""
+    import io
+
+    from PIL import Image
+
+    from pe_helpers.apps import _base as app_base
+    from pe_helpers.apps._testing import factory_kwargs, sweep_values
+
+    app = factory(**factory_kwargs(factory))
+    control_name, control = next((n, c) for n, c in app.controls.items() if hasattr(c, "min"))
+    values = _values_cycle(control, sweep_values(control))
+    parts: dict[str, list[float]] = {"update": [], "draw": [], "encode": []}
+    png = b""
+    for value in itertools.islice(itertools.cycle(values), repeats):
+        gc.collect()
+        t0 = time.perf_counter()
+        app._update(**{**app._values(), control_name: value})
+        t1 = time.perf_counter()
+        app.figure.canvas.draw()
+        t2 = time.perf_counter()
+        canvas = app.figure.canvas
+        width, height = canvas.get_width_height(physical=True)
+        out = io.BytesIO()
+        Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1).convert("RGB").save(
+            out, format="PNG", compress_level=1)
+        png = out.getvalue()
+        t3 = time.perf_counter()
+        for key, dt in (("update", t1 - t0), ("draw", t2 - t1), ("encode", t3 - t2)):
+            parts[key].append(dt * 1e3)
+
+    class Loop:
+        def __init__(self) -> None:
+            self.callbacks: list = []
+
+        def add_callback(self, fn: Callable[[], None]) -> None:
+            self.callbacks.append(fn)
+
+    loop = Loop()
+    real = app_base._kernel_loop
+    app_base._kernel_loop = lambda: loop
+    try:
+        renders = app.renders
+        burst = [v for v in itertools.islice(itertools.cycle(values), 10)]
+        start = time.perf_counter()
+        for value in burst:  # what ten key presses look like to the kernel: ten set_state messages
+            control.set_state({"value": value})
+        while loop.callbacks:
+            loop.callbacks.pop(0)()
+        burst_ms = (time.perf_counter() - start) * 1e3
+        burst_renders = app.renders - renders
+    finally:
+        app_base._kernel_loop = real
+        app.close()
+    w, h = _png_pixels(png)
+    return Split(name, f"{w}×{h}", len(png) / 1024, *(statistics.median(parts[k]) for k in ("update", "draw", "encode")),
+                 burst_ms, burst_renders)
+
+
+def _png_pixels(png: bytes) -> tuple[int, int]:
+    import io
+
+    from PIL import Image
+
+    return Image.open(io.BytesIO(png)).size
+
+
+def print_splits(splits: list[Split]) -> None:
+    header = ("app", "PNG pixels", "PNG kB", "update ms", "draw ms", "encode ms", "burst of 10 ms", "renders")
+    lines = [(s.app, s.pixels, f"{s.kilobytes:.0f}", f"{s.update:.1f}", f"{s.draw:.1f}", f"{s.encode:.1f}",
+              f"{s.burst:.1f}", str(s.burst_renders)) for s in splits]
+    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
+    fmt = " | ".join(f"{{:{'<' if i < 2 else '>'}{w}}}" for i, w in enumerate(widths))
+    print(fmt.format(*header))
+    print("-+-".join("-" * w for w in widths))
+    for line in lines:
+        print(fmt.format(*line))
 
 
 def print_table(rows: list[Row]) -> None:
@@ -171,10 +268,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown app(s) {unknown}; known: {', '.join(APPS)}")
     names = args.apps or list(APPS)
     rows: list[Row] = []
+    splits: list[Split] = []
     for name in names:
         print(f"benchmarking {name} ...", file=sys.stderr, flush=True)
         rows += bench_app(name, APPS[name], args.repeats, args.baseline_repeats)
+        splits.append(split_app(name, APPS[name], args.repeats))
     print_table(rows)
+    print()
+    print_splits(splits)
     missed = [r for r in rows if not r.ok]
     return 1 if (args.strict and missed) else 0
 

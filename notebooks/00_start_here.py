@@ -63,7 +63,7 @@ print("pe_helpers", pe_helpers.__version__, "| torch", torch.__version__.split("
 # (This is notebook 04's phasor; you will meet it properly there.)
 
 # %% tags=["nbval-ignore-output"]
-app = phasor_app(pos=3, k=5, pair=0)
+app = phasor_app(pos=3, k=5, pair=1)
 app
 
 # %% [markdown]

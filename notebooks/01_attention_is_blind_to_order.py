@@ -23,11 +23,11 @@
 
 # %%
 # %matplotlib inline
-# %xmode Minimal
 import math
 
 import torch
 import torch.nn.functional as F
+from IPython import get_ipython
 
 from pe_helpers import SelfAttention, attention_scores, causal_mask, check_equivariance
 from pe_helpers import permutation_matrix, random_permutation
@@ -38,6 +38,7 @@ from pe_helpers.figures.order import plot_sentence_pairs
 
 torch.manual_seed(0)
 torch.set_num_threads(1)
+get_ipython().InteractiveTB.set_mode(mode="Minimal")  # short tracebacks, set silently (%xmode prints a line)
 _ = torch.set_grad_enabled(False)  # no training in this notebook
 
 # %% [markdown]
@@ -182,7 +183,7 @@ for a, b in (order.ZH_PAIR, order.EN_PAIR):
 # **See it**: each row's colours travel with its token label.
 
 # %% tags=["nbval-ignore-output"]
-plot_sentence_pairs([order.ZH_PAIR, order.EN_PAIR])
+plot_sentence_pairs(order.sentence_outputs([*order.ZH_PAIR, *order.EN_PAIR]))
 
 # %% [markdown]
 # > **Misconception:** "I love you" / "you love me" is the English version of this example. It is

@@ -21,10 +21,10 @@
 
 # %%
 # %matplotlib inline
-# %xmode Minimal
 import time
 
 import torch
+from IPython import get_ipython
 
 from pe_helpers import LearnedPositionalEmbedding, PositionOutOfRangeError, SelfAttention, apply_rope
 from pe_helpers import learned
@@ -34,6 +34,7 @@ from pe_helpers.figures.learned import plot_qkv_change, plot_similarity_heatmaps
 
 torch.manual_seed(0)
 torch.set_num_threads(1)
+get_ipython().InteractiveTB.set_mode(mode="Minimal")  # short tracebacks, set silently (%xmode prints a line)
 
 # %% [markdown]
 # ## 1 · Position goes in before $W_Q$, $W_K$, $W_V$
@@ -285,11 +286,10 @@ learned_position_app()
 
 # %%
 app = learned_position_app()
-curve = next(ax for ax in app.figure.axes if ax.get_title().startswith("cos(p_i, p_j) for every"))
 for i in (0, 7, 15, 16, 23):
     app.controls["position"].value = i
     expected = learned.row_cosine_similarity(bigger.table)[i]
-    torch.testing.assert_close(torch.as_tensor(curve.lines[-2].get_ydata()), expected)
+    torch.testing.assert_close(torch.as_tensor(app.artists["cosines"].get_ydata()), expected)
     assert ("never-trained" in app.caption.value) == (i >= L)
 app.close()
 print("app rows 0, 7, 15 (trained) and 16, 23 (never trained) match the table")

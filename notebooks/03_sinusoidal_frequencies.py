@@ -27,13 +27,13 @@
 # %matplotlib inline
 import math
 
-import matplotlib.pyplot as plt
 import torch
 
 from pe_helpers import inverse_frequencies, layout_permutation, sinusoidal, wavelengths
 from pe_helpers.apps import frequency_heatmap_app
 from pe_helpers.checks import check_concatenated_to_interleaved, check_sinusoidal, example_mistakes
-from pe_helpers.figures import draw_dimension_traces, draw_float32_error, draw_frequencies, draw_layouts
+from pe_helpers.figures import (build_frequency_heatmap, draw_dimension_traces, draw_float32_error, draw_frequencies,
+                                draw_layouts, static_figure)
 from pe_helpers.frequencies import (first_unrepresentable_integer, float32_spacing, seed_sinusoidal,
                                    seed_sinusoidal_rows)
 
@@ -76,9 +76,9 @@ print("PE(1)[:6] =", [round(v, 4) for v in pe[1, :6].tolist()])
 # up to just below $2\pi\cdot\text{base} \approx 62832$ (the last pair, $i = d/2 - 1$, has $\text{base}^{(d-2)/d}$).
 
 # %% tags=["nbval-ignore-output"]
-fig, (ax_omega, ax_wave) = plt.subplots(1, 2, figsize=(9, 3.6), layout="constrained")
+fig, (ax_omega, ax_wave) = static_figure(1, 2, height=4.0)
 draw_frequencies(ax_omega, ax_wave, dims=(16, 64, 128), base=10000.0)
-plt.show()
+fig
 
 # %%
 for d, base in [(16, 10000.0), (64, 10000.0), (512, 10000.0), (64, 100.0)]:
@@ -108,6 +108,9 @@ for d, base in [(16, 10000.0), (64, 10000.0), (512, 10000.0), (64, 100.0)]:
 #
 # **Try it.** Switch *channel* to `cos`: same frequencies, shifted by a quarter turn. Lower `base` to 100: the
 # right side starts moving. Raise `seq_len` to 512: even the middle columns turn.
+
+# %% tags=["nbval-ignore-output"]
+build_frequency_heatmap(seq_len=64, d=64, base=10000.0)  # the seed's heatmap as a still figure
 
 # %% tags=["nbval-ignore-output"]
 frequency_heatmap_app()
@@ -148,9 +151,9 @@ print("sign changes of pairs 0..5 (d = 64):     ", changes[:6].tolist())
 # integer positions as markers.
 
 # %% tags=["nbval-ignore-output"]
-fig, ax = plt.subplots(figsize=(9, 3.6), layout="constrained")
+fig, ax = static_figure(height=3.6)
 draw_dimension_traces(ax, pairs=(0, 2), seq_len=24, d=16)
-plt.show()
+fig
 
 # %%
 pe = sinusoidal(300, 32, dtype=torch.float64)
@@ -217,9 +220,9 @@ _ = check_sinusoidal(example_mistakes()["cos-exponent"][0])  # what a student se
 # and a linear layer absorbs it: if $y = W\,x_{\text{inter}}$, then $W' = W[:, P]$ gives $W' x_{\text{concat}} = y$.
 
 # %% tags=["nbval-ignore-output"]
-fig, (ax_inter, ax_concat) = plt.subplots(1, 2, figsize=(9, 3.6), layout="constrained")
+fig, (ax_inter, ax_concat) = static_figure(1, 2, height=3.6)
 draw_layouts(ax_inter, ax_concat, seq_len=48, d=32)
-plt.show()
+fig
 
 # %%
 d = 32
@@ -338,9 +341,9 @@ helper_error = (helper - exact).abs().amax(dim=1)
 spacing = float32_spacing(positions)
 
 # %% tags=["nbval-ignore-output"]
-fig, ax = plt.subplots(figsize=(8, 3.6), layout="constrained")
+fig, ax = static_figure(height=3.6)
 draw_float32_error(ax, positions, seed_error, helper_error, spacing)
-plt.show()
+fig
 
 # %%
 assert bool((seed_error <= spacing).all()), "the seed's error stays below one float32 spacing of pos"

@@ -23,13 +23,12 @@
 # %matplotlib inline
 import math
 
-import matplotlib.pyplot as plt
 import torch
 
 from pe_helpers import apply_rope, inverse_frequencies, shift_matrix, sinusoidal
 from pe_helpers.apps import dot_product_app, phasor_app
 from pe_helpers.checks import check_rotation_block, check_shift_matrix
-from pe_helpers.figures import draw_dot_products, draw_shift_matrix
+from pe_helpers.figures import draw_shift_matrix, plot_dot_products, static_figure
 from pe_helpers.rotation import first_rise, pe_dot_product
 
 torch.manual_seed(0)
@@ -86,10 +85,10 @@ phasor_app()
 # relative position is not proved here (section 3 shows what the raw dot product keeps; notebook 05 trains models).
 
 # %% tags=["nbval-ignore-output"]
-fig, (ax_inter, ax_concat) = plt.subplots(1, 2, figsize=(9, 3.8), layout="constrained")
+fig, (ax_inter, ax_concat) = static_figure(1, 2, height=3.8)
 draw_shift_matrix(ax_inter, 5, 16)
 draw_shift_matrix(ax_concat, 5, 16, layout="concatenated")
-plt.show()
+fig
 
 # %%
 d = 16
@@ -220,9 +219,7 @@ assert check_shift_matrix(my_shift_matrix)
 dot_product_app()
 
 # %% tags=["nbval-ignore-output"]
-fig, ax = plt.subplots(figsize=(8, 3.6), layout="constrained")
-draw_dot_products(ax, ((16, 10000.0), (64, 10000.0), (256, 10000.0), (64, 100.0)), k_max=200)
-plt.show()
+plot_dot_products(((16, 10000.0), (64, 10000.0), (256, 10000.0), (64, 100.0)), k_max=200)
 
 # %%
 d = 64

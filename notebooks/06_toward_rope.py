@@ -28,14 +28,13 @@
 # %matplotlib inline
 import math
 
-import matplotlib.pyplot as plt
 import torch
 from IPython.display import Markdown, display
 
 from pe_helpers import SelfAttention, apply_rope, shift_matrix, sinusoidal
 from pe_helpers.apps import rope_shift_app
 from pe_helpers.checks import check_relative_score, check_rope_attention, check_rope_pair, example_rope_mistakes
-from pe_helpers.figures import draw_angle_error, draw_score_matrices
+from pe_helpers.figures import draw_angle_error, draw_score_matrices, static_figure
 from pe_helpers.comparison import comparison_table, format_comparison_table
 from pe_helpers.extrapolation import reference_results
 from pe_helpers.rope import (angles_in_dtype, demo_query_key, interleaved_to_half_permutation, pair_swap_permutation,
@@ -132,9 +131,9 @@ print(f"RoPE: V identical at every start, output identical; added PE: V changes 
 
 # %% tags=["nbval-ignore-output"]
 qc, kc = demo_query_key(d)
-fig, (ax_add, ax_rope) = plt.subplots(1, 2, figsize=(9, 3.9), layout="constrained")
+fig, (ax_add, ax_rope) = static_figure(1, 2, height=3.9)
 draw_score_matrices(ax_add, ax_rope, qc, kc, n=48)
-plt.show()
+fig
 
 # %% [markdown]
 # **See it, move it.** The app puts the query at $m + t$ and the key at $n + t$. Left: pair $i$ of both rotated vectors
@@ -445,9 +444,9 @@ for m, err, worst in zip(probe.tolist(), errors[torch.float32].tolist(), bound[:
     print(f"m = {int(m):>7}: float32 angle error {err:.1e} rad <= bound {worst:.1e} rad")
 
 # %% tags=["nbval-ignore-output"]
-fig, ax = plt.subplots(figsize=(8, 3.6), layout="constrained")
+fig, ax = static_figure(height=3.6)
 draw_angle_error(ax, torch.logspace(1, 6, 41).round(), d)
-plt.show()
+fig
 
 # %% [markdown]
 # **Claim.** The rounding breaks RoPE's promise itself. The score of a query at $m + t$ and a key at $n + t$ should be one

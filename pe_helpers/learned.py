@@ -194,3 +194,27 @@ def train_running_max(
         check_int("seed", seed, minimum=0, maximum=2**63 - 1),
         check_bool("use_positions", use_positions),
     )
+
+
+#: The two tables notebook 02's app shows.
+TABLES = ("after training", "before training")
+
+
+def app_tables(result: OrderTaskResult, extra_rows: int, *, seed: int = 1) -> dict[str, Tensor]:
+    """The trained and the initial table of ``result``, each enlarged by ``extra_rows`` fresh rows (``.extended``).
+
+    Rows ``0 .. max_len-1`` are the table's own; rows from ``max_len`` on are new and never trained.
+    """
+    extra_rows = check_int("extra_rows", extra_rows, minimum=0)
+    max_len = result.positions.max_len
+    before = LearnedPositionalEmbedding(max_len, result.positions.dim)
+    with torch.no_grad():
+        before.table.copy_(result.initial_table)
+    new_len = max_len + extra_rows
+    return {
+        "after training": result.positions.extended(new_len, seed=seed).table.detach().clone(),
+        "before training": before.extended(new_len, seed=seed).table.detach().clone(),
+    }
+
+
+__all__ += ["TABLES", "app_tables"]

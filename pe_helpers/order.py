@@ -232,3 +232,17 @@ def random_positions(n: int, dim: int, *, seed: int = 1, std: float = 0.5) -> to
     std = check_real("std", std, minimum=0.0)
     check_budget(f"random_positions(n={n}, dim={dim})", (n, dim), torch.float32, copies=2)
     return LearnedPositionalEmbedding(n, dim, init_std=std, seed=seed).table.detach().clone()
+
+
+def sentence_outputs(sentences: Sequence[str], *, dim: int = 8, head_seed: int = 0) -> list[tuple[str, Tensor]]:
+    r"""``(sentence, Attention(X))`` for each sentence, one output row per token, without positions.
+
+    One attention head (``SelfAttention(dim, seed=head_seed)``) for all, so reorderings of the same
+    tokens give the same rows, moved (notebook 01's side-by-side figure).
+    """
+    head = SelfAttention(dim, seed=head_seed)
+    with torch.no_grad():
+        return [(s, head(token_vectors(s, dim))[0]) for s in sentences]
+
+
+__all__ += ["sentence_outputs"]

@@ -278,3 +278,29 @@ def additive_scores(q: Tensor, k: Tensor, m: Tensor | Sequence[int], n: Tensor |
     pe = sinusoidal(top, dim, base=base, dtype=torch.float64).to(q.device)
     q, k = q.to(torch.float64), k.to(torch.float64)
     return (q + pe[m.to(q.device)]) @ (k + pe[n.to(q.device)]).T
+
+
+def pair_vectors(q: Tensor, k: Tensor, m: int, n: int, pair: int, base: float = 10000.0) -> tuple[Tensor, Tensor]:
+    r"""Pair ``i`` (dims ``2i, 2i+1``) of :math:`\mathcal{R}_m q` and :math:`\mathcal{R}_n k`, each ``[2]`` float64 = (x, y).
+
+    Turned by :func:`rope_rotate` (so through :func:`~pe_helpers.encodings.rotate_pairs`, RoPE's one rotation).
+    """
+    d = check_dim("len(q)", q.shape[-1])
+    pair = check_int("pair", pair, minimum=0)
+    if pair >= d // 2:
+        raise ValueError(_("pair must be in 0..{0} for d = {1}, got {2}.").format(d // 2 - 1, d, pair))
+    both = rope_rotate(torch.stack([q, k]), torch.tensor([m, n]), base=base)
+    return both[0, 2 * pair: 2 * pair + 2], both[1, 2 * pair: 2 * pair + 2]
+
+
+def score_range(q: Tensor, k: Tensor, max_pos: int, t_max: int, base: float = 10000.0) -> tuple[float, float]:
+    """Lowest and highest score notebook 06's app can show: additive over every ``m + t, n + t <= max_pos + t_max``
+    and rotary over every offset ``|n - m| <= max_pos`` (fixed axis limits for its sliders)."""
+    grid = torch.arange(max_pos + t_max + 1)
+    additive = additive_scores(q, k, grid, grid, base=base)
+    offsets = torch.arange(-max_pos, max_pos + 1)
+    rotary = rope_scores(q[None], k[None].expand(offsets.numel(), -1), [0], offsets, base=base)[0]
+    return min(float(additive.min()), float(rotary.min())), max(float(additive.max()), float(rotary.max()))
+
+
+__all__ += ["pair_vectors", "score_range"]

@@ -69,3 +69,57 @@ def first_rise(dim: int, base: float = 10000.0, *, k_max: int = 10000) -> int | 
     values = pe_dot_product(torch.arange(k_max + 1), dim, base)
     rises = (values[1:] > values[:-1]).nonzero()
     return int(rises[0]) if len(rises) else None
+
+
+def pair_block(k: float, pair: int, d: int, base: float = 10000.0) -> Tensor:
+    r"""The 2×2 block of :math:`R(k)` acting on columns ``(2i, 2i+1)``: :math:`\begin{bmatrix}\cos k\omega_i & \sin k\omega_i\\
+    -\sin k\omega_i & \cos k\omega_i\end{bmatrix}` (read from :func:`~pe_helpers.encodings.shift_matrix`)."""
+    from .encodings import shift_matrix
+
+    d = check_dim("d", d)
+    pair = check_int("pair", pair, minimum=0)
+    if pair >= d // 2:
+        raise ValueError(f"pair must be in 0..{d // 2 - 1} for d = {d}, got {pair}.")
+    r = shift_matrix(k, d, base=base)
+    return r[2 * pair: 2 * pair + 2, 2 * pair: 2 * pair + 2]
+
+
+def measured_dot_products(p: int, ks: Tensor, d: int, base: float = 10000.0) -> Tensor:
+    r""":math:`PE(p)\cdot PE(p+k)` for each ``k`` in ``ks`` (all with ``p + k >= 0``), from rows of the float64 table.
+
+    Each row comes from :func:`~pe_helpers.encodings.sinusoidal` (``offset = p + k``), so the dots are an
+    independent check of the closed form :func:`~pe_helpers.rotation.pe_dot_product`.
+    """
+    from .encodings import sinusoidal
+
+    p = check_int("p", p, minimum=0)
+    ks = torch.as_tensor(ks, dtype=torch.long)
+    if ks.numel() and int((p + ks).min()) < 0:
+        raise ValueError(f"p + k must be >= 0 for every k, got p = {p} and k down to {int(ks.min())}.")
+    if not ks.numel():
+        return torch.zeros(0, dtype=torch.float64)
+    rows = torch.cat([sinusoidal(1, d, base=base, offset=p + int(k), dtype=torch.float64) for k in ks])
+    return rows @ sinusoidal(1, d, base=base, offset=p, dtype=torch.float64)[0]
+
+
+def mirrored_dot_products(p: int, ks: Tensor, d: int, base: float = 10000.0) -> Tensor:
+    r""":math:`PE(p)\cdot PE(p+k)` for offsets ``k`` with ``p + k < 0`` (before the table's first row).
+
+    By the symmetry :math:`PE(a)\cdot PE(b) = PE(b)\cdot PE(a)` and shift invariance, the value at
+    ``k`` equals the table's :math:`PE(0)\cdot PE(|k|)`: measured from rows 0 and ``|k|``, so the ``-k``
+    side of the plot is measured data too, for every ``p`` (``p = 0`` included).
+    """
+    ks = torch.as_tensor(ks, dtype=torch.long)
+    return measured_dot_products(0, ks.abs(), d, base)
+
+
+def phasor_label_radii(angle_a: float, angle_b: float, *, near: float = 0.35) -> tuple[float, float]:
+    """Radii for the labels of two points on the unit circle: both outside, unless their angles are within
+    ``near`` rad of each other, then the first goes inside (so "pos" and "pos+k" never overlap)."""
+    import math
+
+    gap = abs(math.remainder(angle_a - angle_b, 2 * math.pi))
+    return (0.7 if gap < near else 1.22), 1.22
+
+
+__all__ += ["pair_block", "measured_dot_products", "mirrored_dot_products", "phasor_label_radii"]

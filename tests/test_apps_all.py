@@ -16,7 +16,7 @@ import ipywidgets as widgets
 import pytest
 
 from pe_helpers.apps import APPS, App
-from pe_helpers.apps._base import factory_kwargs, sweep_values
+from pe_helpers.apps._testing import factory_kwargs, sweep_values
 
 NAMES = sorted(APPS)
 

@@ -13,8 +13,8 @@ from pe_helpers.figures.frequencies import build_frequency_heatmap
 
 
 def _artists(app):
-    ax_map, ax_wave = app.figure.axes[0], app.figure.axes[1]
-    return ax_map, ax_map.images[0], ax_wave, ax_wave.lines[0]
+    image, wave = app.artists["heatmap"], app.artists["wavelengths"]
+    return image.axes, image, wave.axes, wave
 
 
 def _expected(seq_len: int, d: int, base: float, channel: str) -> np.ndarray:
@@ -86,10 +86,10 @@ def test_controls_combine_and_keyword_values_match_a_rebuild() -> None:
 
 
 def test_the_figure_is_built_once_and_edited_in_place() -> None:
-    fig, update = build_frequency_heatmap()
-    image = fig.axes[0].images[0]
+    handle = build_frequency_heatmap()
+    update, image = handle.update, handle["heatmap"]
     update(seq_len=100, d=10, base=1000.0, channel="cos")
-    assert list(fig.axes[0].images) == [image] and np.asarray(image.get_array()).shape == (100, 5)
+    assert list(image.axes.images) == [image] and np.asarray(image.get_array()).shape == (100, 5)
     with pytest.raises(ValueError, match="d must be a positive even integer"):
         update(d=7)
     with pytest.raises(ValueError, match="channel"):

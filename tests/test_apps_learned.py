@@ -8,7 +8,7 @@ import torch
 
 from pe_helpers import LearnedPositionalEmbedding
 from pe_helpers.apps import learned_position_app
-from pe_helpers.figures.learned import TABLES, app_tables
+from pe_helpers.learned import TABLES, app_tables
 from pe_helpers.learned import accuracy_by_position, row_cosine_similarity, running_max_batch, train_running_max
 
 # --- compute ------------------------------------------------------------------------------------
@@ -79,19 +79,20 @@ def test_app_artists_follow_position_and_table() -> None:
         for table in TABLES[::-1] + TABLES:
             app.controls["table"].value = table
             sim = row_cosine_similarity(tables[table])
-            np.testing.assert_allclose(ax_heat.images[0].get_array(), sim.numpy())
+            np.testing.assert_allclose(app.artists["heatmap"].get_array(), sim.numpy())
+            assert app.artists["heatmap"].axes is ax_heat
             for i in (0, 1, 8, 15, 16, 23):
                 renders, image = app.renders, app.image.value
                 slider.value = i
                 if renders != app.renders:
                     assert app.image.value != image
                 row = tables[table][i] / tables[table].abs().max()
-                np.testing.assert_allclose(ax_row.lines[0].get_ydata(), row.numpy(), rtol=1e-6)
-                np.testing.assert_allclose(ax_curve.lines[-2].get_ydata(), sim[i].numpy())
-                assert list(ax_curve.lines[-1].get_xdata()) == [i, i]
-                assert ax_heat.patches[0].get_y() == i - 0.5
+                np.testing.assert_allclose(app.artists["row"].get_ydata(), row.numpy(), rtol=1e-6)
+                np.testing.assert_allclose(app.artists["cosines"].get_ydata(), sim[i].numpy())
+                assert list(app.artists["marker"].get_xdata()) == [i, i]
+                assert app.artists["outline"].get_y() == i - 0.5
                 kind = "trained row" if i < 16 and table == "after training" else "never-trained row"
-                assert f"i = {i} ({kind})" in app.figure.texts[-1].get_text()
+                assert f"i = {i} ({kind})" in app.artists["title"].get_text()
                 assert f"i = {i}" in app.caption.value
     finally:
         app.close()

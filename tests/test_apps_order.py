@@ -11,7 +11,6 @@ from PIL import Image
 
 from pe_helpers import SelfAttention, attention_scores, permutation_matrix
 from pe_helpers.apps import permutation_app
-from pe_helpers.figures.order import random_positions
 from pe_helpers.order import (
     APP_SENTENCE,
     EN_PAIR,
@@ -20,6 +19,7 @@ from pe_helpers.order import (
     is_reordering,
     named_order,
     permutation_view,
+    random_positions,
     reordering,
     token_vectors,
     tokens,
@@ -111,7 +111,7 @@ def test_app_artists_hold_the_permuted_scores_and_outputs() -> None:
     app = permutation_app()
     try:
         ax_s, ax_p, ax_o = _panels(app)
-        title = app.figure.texts[-1]
+        title = app.artists["title"]
         for positions in (False, True):
             app.controls["positions"].value = positions
             for order in ORDERS:
@@ -120,17 +120,17 @@ def test_app_artists_hold_the_permuted_scores_and_outputs() -> None:
                     app.controls["order"].value = order
                     app.controls["seed"].value = seed
                     perm, s_perm, out_perm, toks = _expected(order, seed, positions)
-                    np.testing.assert_allclose(ax_p.images[0].get_array(), s_perm.numpy(), atol=1e-5)
-                    np.testing.assert_allclose(ax_o.images[0].get_array(), out_perm.numpy(), atol=1e-5)
+                    np.testing.assert_allclose(app.artists["permuted_scores"].get_array(), s_perm.numpy(), atol=1e-5)
+                    np.testing.assert_allclose(app.artists["outputs"].get_array(), out_perm.numpy(), atol=1e-5)
                     _, s_orig, _, _ = _expected("original", 0, positions)
-                    np.testing.assert_allclose(ax_s.images[0].get_array(), s_orig.numpy(), atol=1e-5)
+                    np.testing.assert_allclose(app.artists["scores"].get_array(), s_orig.numpy(), atol=1e-5)
                     assert _row_labels(ax_p) == toks and _row_labels(ax_o) == toks
                     assert str(perm.tolist()) in title.get_text()
                     if not positions:  # equivariance: S' = P S Pᵀ
                         np.testing.assert_allclose(s_perm.numpy(), s_orig[perm][:, perm].numpy(), atol=1e-5)
-                        assert "max|S′ − PSPᵀ| = 0.0000" in title.get_text()
+                        assert "max|S′ − ΠSΠᵀ| = 0.0000" in title.get_text()  # Π: the permutation matrix
                     elif order != "original":
-                        assert "max|S′ − PSPᵀ| = 0.0000" not in title.get_text()
+                        assert "max|S′ − ΠSΠᵀ| = 0.0000" not in title.get_text()
                     if app.renders > renders:
                         assert app.image.value != image
     finally:
@@ -180,9 +180,9 @@ def test_bad_start_values_are_named() -> None:
 
 
 def test_cached_figure_repaints_dynamic_artists_over_a_kept_background() -> None:
-    from pe_helpers.figures._base import new_cached_figure, render_png
+    from pe_helpers.figures._base import new_figure, render_png
 
-    fig = new_cached_figure(2.0, 1.0)
+    fig = new_figure(2.0, 1.0, layout=None)
     ax = fig.add_axes((0.1, 0.1, 0.8, 0.8))
     (line,) = ax.plot([0, 1], [0, 1])
     fig.set_dynamic(line)

@@ -33,31 +33,31 @@ def _expected(m: int, n: int, t: int, pair: int) -> dict[str, np.ndarray | float
 
 
 def _assert_app(app, m: int, n: int, t: int, pair: int) -> None:
-    ax, ax_s = app.figure.axes
+    ax_s = app.artists["line_rope"].axes
+    art = app.artists
     want = _expected(m, n, t, pair)
-    lines = ax.lines  # 0,1 axis lines; 2,3 circles; 4,5 dashed; 6 arc; 7,8 rays; 9,10 tips
-    tip_q, tip_k = lines[9], lines[10]
+    tip_q, tip_k = art["tip_q"], art["tip_k"]
     np.testing.assert_allclose([tip_q.get_xdata()[0], tip_q.get_ydata()[0]], want["q"], atol=1e-12)
     np.testing.assert_allclose([tip_k.get_xdata()[0], tip_k.get_ydata()[0]], want["k"], atol=1e-12)
-    np.testing.assert_allclose(lines[7].get_xdata(), [0.0, want["q"][0]], atol=1e-12)
-    np.testing.assert_allclose(lines[8].get_ydata(), [0.0, want["k"][1]], atol=1e-12)
-    radius_q = np.hypot(lines[2].get_xdata(), lines[2].get_ydata())
+    np.testing.assert_allclose(art["ray_q"].get_xdata(), [0.0, want["q"][0]], atol=1e-12)
+    np.testing.assert_allclose(art["ray_k"].get_ydata(), [0.0, want["k"][1]], atol=1e-12)
+    radius_q = np.hypot(art["circle_q"].get_xdata(), art["circle_q"].get_ydata())
     np.testing.assert_allclose(radius_q, np.linalg.norm(want["q"]), atol=1e-12)  # rotation keeps the length
-    line_r, line_a = ax_s.lines[0], ax_s.lines[1]
+    line_r, line_a = art["line_rope"], art["line_additive"]
     np.testing.assert_allclose(line_r.get_xdata(), np.arange(65))
     np.testing.assert_allclose(line_r.get_ydata(), want["rope"], atol=1e-9)
     np.testing.assert_allclose(line_r.get_ydata(), want["score"], atol=1e-9)  # flat: the same for every t
     np.testing.assert_allclose(line_a.get_ydata(), want["add"], atol=1e-9)
-    dot_r, dot_a = ax_s.lines[3], ax_s.lines[4]
+    dot_r, dot_a = art["dot_rope"], art["dot_additive"]
     assert dot_r.get_xdata()[0] == t and dot_r.get_ydata()[0] == pytest.approx(want["score"], abs=1e-9)
     assert dot_a.get_ydata()[0] == pytest.approx(want["add"][t], abs=1e-9)
-    assert list(ax_s.lines[2].get_xdata()) == [t, t]
+    assert list(art["marker"].get_xdata()) == [t, t]
     low, high = ax_s.get_ylim()
     assert low < min(want["add"].min(), want["score"]) and high > max(want["add"].max(), want["score"])
-    readout = ax.texts[2].get_text()
+    readout = art["readout"].get_text()
     assert f"pair score {want['pair_score']:+.4f}" in readout
     caption = app.caption.value
-    assert f"m = {m}, n = {n}, t = {t}, pair i = {pair}: offset m - n = {m - n};" in caption
+    assert f"m = {m}, n = {n}, t = {t}, pair i = {pair}: offset n - m = {n - m};" in caption
     assert f"RoPE score = {want['score']:.4f} for every t" in caption
 
 
@@ -96,9 +96,9 @@ def test_shift_keeps_the_angle_between_the_pair_vectors() -> None:
         angles = []
         for t in (0, 13, 40, 64):
             app.controls["t"].value = t
-            ax = app.figure.axes[0]
-            q = np.array([ax.lines[9].get_xdata()[0], ax.lines[9].get_ydata()[0]])
-            k = np.array([ax.lines[10].get_xdata()[0], ax.lines[10].get_ydata()[0]])
+            tip_q, tip_k = app.artists["tip_q"], app.artists["tip_k"]
+            q = np.array([tip_q.get_xdata()[0], tip_q.get_ydata()[0]])
+            k = np.array([tip_k.get_xdata()[0], tip_k.get_ydata()[0]])
             angles.append(math.remainder(math.atan2(q[1], q[0]) - math.atan2(k[1], k[0]), 2 * math.pi))
         np.testing.assert_allclose(angles, angles[0], atol=1e-12)
         q0 = _expected(20, 9, 0, 2)["q"]

@@ -24,17 +24,15 @@ def _pair_at(pos: int, pair: int, d: int = D) -> tuple[float, float]:
 
 
 def _assert_phasor(app, pos: int, k: int, pair: int) -> None:
-    ax, ax_text = app.figure.axes
-    lines = ax.lines
-    dot_a, dot_b = lines[7], lines[8]
+    dot_a, dot_b = app.artists["dot_a"], app.artists["dot_b"]
     sin_a, cos_a = _pair_at(pos, pair)
     sin_b, cos_b = _pair_at(pos + k, pair)
     # x = cos column (2i+1), y = sin column (2i)
     np.testing.assert_allclose([dot_a.get_xdata()[0], dot_a.get_ydata()[0]], [cos_a, sin_a], atol=1e-12)
     np.testing.assert_allclose([dot_b.get_xdata()[0], dot_b.get_ydata()[0]], [cos_b, sin_b], atol=1e-12)
-    path = lines[3]
+    path = app.artists["path"]
     assert len(path.get_xdata()) == abs(k) + 1, "one grey dot per position from pos to pos + k"
-    panel = ax_text.texts[1].get_text()
+    panel = app.artists["panel"].get_text()
     block = shift_matrix(k, D)[2 * pair: 2 * pair + 2, 2 * pair: 2 * pair + 2]
     assert f"[{float(block[0, 0]):7.4f} {float(block[0, 1]):7.4f}]" in panel
     assert f"[{float(block[1, 0]):7.4f} {float(block[1, 1]):7.4f}]" in panel
@@ -47,7 +45,7 @@ def test_phasor_defaults_and_registry() -> None:
     assert APPS["phasor_app"] is phasor_app and APPS["dot_product_app"] is dot_product_app
     app = phasor_app()
     try:
-        _assert_phasor(app, 3, 5, 0)
+        _assert_phasor(app, 3, 5, 1)  # default pair 1 (issue 12: k = 5 on pair 0 turns by 286°, which reads as -74°)
         assert app.controls["pair"].max == D // 2 - 1
     finally:
         app.close()
@@ -59,7 +57,7 @@ def test_phasor_defaults_and_registry() -> None:
 )
 def test_phasor_each_control(name: str, values: list) -> None:
     app = phasor_app()
-    state = {"pos": 3, "k": 5, "pair": 0}
+    state = {"pos": 3, "k": 5, "pair": 1}
     try:
         for v in values:
             renders, png = app.renders, app.image.value
@@ -89,8 +87,8 @@ def _closed_form_free(ks: np.ndarray, d: int, base: float) -> np.ndarray:
 
 
 def _assert_dot(app, d: int, base: float, p: int, k_max: int) -> None:
-    ax = app.figure.axes[0]
-    curve, dots = ax.lines[2], ax.lines[3]
+    ax = app.artists["curve"].axes
+    curve, dots = app.artists["curve"], app.artists["dots"]
     ks = np.asarray(curve.get_xdata())
     np.testing.assert_array_equal(ks, np.arange(-k_max, k_max + 1))
     np.testing.assert_allclose(curve.get_ydata(), _closed_form_free(ks.astype(float), d, base), atol=1e-9)
@@ -131,7 +129,7 @@ def test_dot_product_each_control(name: str, values: list) -> None:
 def test_dot_product_marks_the_first_rise() -> None:
     app = dot_product_app(d=64, base=10000.0, p=10, k_max=64)
     try:
-        rise = app.figure.axes[0].lines[4]
+        rise = app.artists["rise"]
         k = int(rise.get_xdata()[0])
         values = _closed_form_free(np.arange(k + 2, dtype=float), 64, 10000.0)
         assert values[k + 1] > values[k] and (np.diff(values[: k + 1]) < 0).all()

@@ -1,4 +1,4 @@
-"""The slider-app machinery shared by every notebook.
+"""The slider-app machinery shared by every notebook: :class:`App` and the shared controls.
 
 Design choice: the figure is rendered by matplotlib's Agg backend into PNG bytes and shown
 in an :class:`ipywidgets.Image`. Why not an ``Output`` widget? An ``Output`` widget needs
@@ -6,60 +6,97 @@ the kernel to capture display messages and re-send a whole new image bundle on e
 move, and its behaviour differs between JupyterLab, Notebook 7, VS Code and Voilà
 (output capture inside callbacks is the classic source of "nothing happens" reports).
 An ``Image`` widget is one synced byte-string trait: it works the same in every front end
-that has ipywidgets, needs no extension beyond ipywidgets (no ipympl), updates
-synchronously from Python (a test sets ``control.value`` and reads the figure's artists
-immediately after), and is trivially testable headless.
+that has ipywidgets, needs no extension beyond ipywidgets (no ipympl), and is testable headless.
 
-Layers: *compute* lives in the tensor modules of :mod:`pe_helpers`; *draw* in
-:mod:`pe_helpers.figures` (a figure built once plus an ``update`` that edits artists in
-place); *interact* here, wiring controls to that ``update``.
+* **Instant**: a value set from Python (a test, a notebook cell) redraws synchronously, so the
+  next line can read the artists. A value that arrives from the browser while the kernel is
+  busy is *coalesced*: the App marks itself pending and draws once, with the latest values,
+  from the kernel's event loop (a burst of ten key presses draws once or twice, not ten times).
+* **Visible before running**: an App's stored output carries its current figure as a PNG beside
+  the widget view (``_repr_mimebundle_``), so a notebook opened without running shows the figure.
+* **Crisp**: the PNG has :data:`~pe_helpers.figures._base.RENDER_SCALE` × the displayed pixels; the
+  image is shown at the figure's display width (max 100 % of the output).
+
+Layers: *compute* in the tensor modules of :mod:`pe_helpers`; *draw* in :mod:`pe_helpers.figures`;
+*interact* here, wiring controls to a builder's ``update``.
 """
 
 from __future__ import annotations
 
+import base64
 import html
-import sys
-from collections.abc import Callable, Mapping
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
 
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
-from ..figures._base import freeze_layout, render_png
+from ..figures._base import FigureHandle, format_number, freeze_layout, render_png
 
-__all__ = ["App", "sweep_values", "factory_kwargs"]
+__all__ = ["App", "Enabled", "BASES", "base_slider", "parse_number"]
+
+#: ``{control: (predicate on the current values, tooltip)}``: the control is disabled while the predicate is false.
+Enabled = Mapping[str, tuple[Callable[[dict], bool], str]]
+
+
+def _kernel_loop() -> object | None:
+    """The running kernel's event loop (``add_callback``), or ``None`` outside a kernel (tests, scripts)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with ipywidgets
+        return None
+    shell = get_ipython()
+    kernel = getattr(shell, "kernel", None)
+    loop = getattr(kernel, "io_loop", None)
+    return loop if hasattr(loop, "add_callback") else None
 
 
 class App(widgets.VBox):
     """A figure driven by controls.
 
     Attributes:
-        controls: name -> control widget; setting ``controls[name].value`` redraws synchronously.
+        controls: name -> control widget; setting ``controls[name].value`` from Python redraws synchronously.
+        handle: the builder's :class:`~pe_helpers.figures._base.FigureHandle` (``figure``, named ``artists``, ``update``).
         figure: the matplotlib Figure, built once, whose artists are updated in place.
+        artists: the figure's artists by name (what tests read).
         image: the :class:`ipywidgets.Image` showing the latest PNG of ``figure``.
         caption: an :class:`ipywidgets.HTML` readout with the current values (what ``update`` returned).
         renders: how many times the figure has been rendered (tests and benchmarks read it).
+
+    ``figure`` is a :class:`FigureHandle`, or (older builders) a Figure with ``update`` given separately.
+    ``extras``: widgets shown with the controls that are not parameters of ``update`` (a typed-value box).
+    ``enabled``: controls that only matter in some states are disabled, with a tooltip saying when they matter.
     """
 
     def __init__(
         self,
         controls: Mapping[str, widgets.ValueWidget],
-        figure: Figure,
-        update: Callable[..., str | None],
+        figure: FigureHandle | Figure,
+        update: Callable[..., str | None] | None = None,
         *,
         title: str = "",
         values: Callable[[], dict] | None = None,
+        extras: Sequence[widgets.Widget] = (),
+        enabled: Enabled | None = None,
     ) -> None:
+        handle = figure if isinstance(figure, FigureHandle) else FigureHandle(figure, {}, update)
+        self.handle = handle
         self.controls: dict[str, widgets.ValueWidget] = dict(controls)
-        self.figure = figure
-        self._update = update
+        self.figure = handle.figure
+        self.artists = handle.artists
+        self._update = handle.update
         self._values = values or (lambda: {name: w.value for name, w in self.controls.items()})
+        self._enabled = dict(enabled or {})
+        self._pending = False
         self.renders = 0
-        width_px = int(figure.get_figwidth() * figure.dpi)
+        self.title = title
+        width_px = getattr(self.figure, "display_width", round(self.figure.get_figwidth() * self.figure.dpi))
         self.image = widgets.Image(format="png", layout=widgets.Layout(width=f"{width_px}px", max_width="100%"))
         self.caption = widgets.HTML(layout=widgets.Layout(min_height="1.6em"))
         self.caption.add_class("pe-caption")
         header = [widgets.HTML(f"<b>{html.escape(title)}</b>")] if title else []
-        box = widgets.HBox(list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap"))
+        box = widgets.HBox([*self.controls.values(), *extras], layout=widgets.Layout(flex_flow="row wrap"))
         super().__init__(children=[*header, box, self.caption, self.image])
         self.add_class("pe-app")
         self._apply()
@@ -71,11 +108,28 @@ class App(widgets.VBox):
     def _on_change(self, change: dict) -> None:
         # No try/except: an exception in a callback must surface (in tests, and in the
         # JupyterLab log console) instead of leaving a stale figure.
-        self.refresh()
+        from_browser = bool(getattr(change.get("owner"), "_property_lock", None))
+        loop = _kernel_loop() if from_browser else None
+        if loop is None:
+            self.refresh()
+            return
+        if not self._pending:  # coalesce: later values of this burst are drawn by the same callback
+            self._pending = True
+            loop.add_callback(self._flush)
+
+    def _flush(self) -> None:
+        if self._pending:
+            self._pending = False
+            self.refresh()
 
     def _apply(self) -> None:
-        text = self._update(**self._values())
+        values = self._values()
+        text = self._update(**values)
         self.caption.value = html.escape(text) if text else ""
+        for name, (matters, tooltip) in self._enabled.items():
+            control = self.controls[name]
+            control.disabled = not matters(values)
+            control.tooltip = tooltip
 
     def refresh(self) -> None:
         """Apply the current control values to the figure and re-render the image."""
@@ -86,6 +140,19 @@ class App(widgets.VBox):
         self.image.value = render_png(self.figure)
         self.renders += 1
 
+    def _repr_mimebundle_(self, **kwargs: object) -> tuple[dict, dict]:
+        """The widget view, plus the current figure as a PNG (shown at the figure's display width) and a line of
+        text, for front ends that cannot show the widget (a notebook opened without running, GitHub, nbviewer)."""
+        bundle = dict(super()._repr_mimebundle_(**kwargs) or {})
+        metadata = {}
+        if self.image.value:
+            bundle["image/png"] = base64.b64encode(self.image.value).decode("ascii")
+            metadata["image/png"] = {"width": getattr(self.figure, "display_width", None) or
+                                     round(self.figure.get_figwidth() * self.figure.dpi)}
+        caption = html.unescape(self.caption.value)
+        bundle["text/plain"] = f"{self.title or 'App'}: {caption} (run the notebook to move the controls)"
+        return bundle, metadata
+
     def close(self) -> None:
         """Close the widgets; the figure is not tracked by pyplot, so nothing else leaks."""
         for w in self.controls.values():
@@ -95,39 +162,65 @@ class App(widgets.VBox):
         super().close()
 
 
-def sweep_values(control: widgets.ValueWidget) -> list:
-    """The values a generic sweep visits for one control (tests/test_apps_all.py, benchmarks/apps.py).
+# --- shared controls ------------------------------------------------------------------------------
 
-    IntSlider/FloatSlider (and range-like sliders): min, a middle value on the step grid, max;
-    anything with ``options`` (Dropdown, ToggleButtons, SelectionSlider, ...): every option's value;
-    Checkbox/ToggleButton: both values. Other widgets: just their current value.
+#: Bases offered by the base slider (label, value); the paper's 10000 is the default.
+BASES = (("10", 10.0), ("100", 100.0), ("1 000", 1000.0), ("10 000", 10000.0), ("100 000", 100000.0),
+         ("1 000 000", 1000000.0))
+
+_POWER = re.compile(r"^(\d+(?:\.\d*)?)\s*(?:\^|\*\*)\s*(-?\d+)$")
+
+
+def parse_number(text: str) -> float:
+    """A number as people type it: ``10000``, ``1e4``, ``10 000``, ``10,000``, ``10_000``, ``10^4``, ``10**4``.
+
+    Raises ``ValueError`` naming the text when it is not a number.
     """
-    if isinstance(control, (widgets.Checkbox, widgets.ToggleButton)):
-        return [not control.value, control.value]
-    options = getattr(control, "options", None)
-    if options is not None:
-        values = []
-        for opt in options:
-            value = opt[1] if isinstance(opt, tuple) and len(opt) == 2 else opt
-            values.append(value)
-        return values
-    low, high = getattr(control, "min", None), getattr(control, "max", None)
-    if low is not None and high is not None:
-        step = getattr(control, "step", None) or 1
-        middle = low + round((high - low) / 2 / step) * step
-        if isinstance(control.value, int):
-            middle = int(middle)
-        return list(dict.fromkeys([low, middle, high]))
-    return [control.value]
+    cleaned = re.sub(r"[\s,_\u2009\u202f\u00a0']", "", str(text)).replace("\u00d7", "*")
+    power = _POWER.match(cleaned)
+    try:
+        value = float(power[1]) ** int(power[2]) if power else float(cleaned)
+    except (ValueError, OverflowError):
+        raise ValueError(f"base must be a number such as 10000, 1e4 or 10 000, got {text!r}.") from None
+    if not math.isfinite(value):
+        raise ValueError(f"base must be a finite number, got {text!r}.")
+    return value
 
 
-def factory_kwargs(factory: Callable[..., App]) -> dict:
-    """Keyword arguments the generic sweeps pass to ``factory`` (usually none).
+def base_slider(value: float = 10000.0) -> tuple[widgets.SelectionSlider, widgets.HBox]:
+    """The ``base`` control: a slider over :data:`BASES` (factors of 10) and a box to type a base in.
 
-    An app module may define ``BENCH_KWARGS = {"factory_name": {...}}``: for example a start
-    value that makes every control matter (a seed only used by one option), or a smaller
-    model so that a build takes less time. The benchmark's baseline uses the same arguments.
+    Returns ``(slider, typed)``: the slider is the control (its value is the base); ``typed`` holds a
+    Text box that accepts ``10000``, ``1e4``, ``10 000`` or ``1 000 000`` (Enter or leaving the box)
+    and moves the slider, or shows in red why a value is refused, and a message line.
     """
-    module = sys.modules.get(getattr(factory, "__module__", ""), None)
-    hooks = getattr(module, "BENCH_KWARGS", {}) or {}
-    return dict(hooks.get(getattr(factory, "__name__", ""), {}))
+    options = dict((v, k) for k, v in BASES)
+    if value not in options:
+        allowed = ", ".join(f"{v:g}" for _, v in BASES)
+        raise ValueError(f"base must be one of {allowed} for this app, got {value!r}.")
+    slider = widgets.SelectionSlider(options=BASES, value=float(value), description="base",
+                                     continuous_update=True, tooltip="base: 10 … 1 000 000, by factors of 10")
+    box = widgets.Text(value=options[float(value)], description="type base", continuous_update=False,
+                       tooltip="type 10000, 1e4 or 10 000 and press Enter",
+                       layout=widgets.Layout(width="14em"))
+    message = widgets.HTML(layout=widgets.Layout(min_width="1em"))
+
+    def typed(change: dict) -> None:
+        try:
+            number = parse_number(change["new"])
+            if number not in options:
+                allowed = ", ".join(label for label, _ in BASES)
+                raise ValueError(f"base must be one of {allowed}, got {format_number(number)}.")
+        except ValueError as err:
+            message.value = f"<span style='color:#D55E00'>{html.escape(str(err))}</span>"
+            return
+        message.value = ""
+        slider.value = number
+
+    def moved(change: dict) -> None:
+        box.value = options[change["new"]]
+        message.value = ""
+
+    box.observe(typed, names="value")
+    slider.observe(moved, names="value")
+    return slider, widgets.HBox([box, message])

@@ -5,7 +5,8 @@ from __future__ import annotations
 import ipywidgets as widgets
 
 from .._validate import check_choice, check_int
-from ..figures.learned import TABLES, build_position_row_figure
+from ..figures.learned import build_position_row_figure
+from ..learned import TABLES, app_tables, train_running_max
 from ._base import App
 
 __all__ = ["learned_position_app"]
@@ -18,7 +19,8 @@ def learned_position_app(
 
     Controls: ``position`` (0 .. max_len + extra_rows - 1; rows from ``max_len`` on were added
     by ``.extended`` and never trained) and ``table`` (after / before training). The first
-    call trains the tiny model (about a second); later calls reuse it.
+    call trains the tiny model (about a second, :func:`~pe_helpers.learned.train_running_max`);
+    later calls reuse it.
     """
     max_len = check_int("max_len", max_len, minimum=2)
     extra_rows = check_int("extra_rows", extra_rows, minimum=0)
@@ -28,10 +30,11 @@ def learned_position_app(
             f"position must be in 0..{max_len + extra_rows - 1} (max_len + extra_rows - 1), got {position}."
         )
     table = check_choice("table", table, TABLES)
-    fig, update = build_position_row_figure(position=position, table=table, max_len=max_len, extra_rows=extra_rows)
+    tables = app_tables(train_running_max(max_len=max_len), extra_rows)
+    handle = build_position_row_figure(tables, trained_rows=max_len, position=position, table=table)
     controls = {
         "position": widgets.IntSlider(value=position, min=0, max=max_len + extra_rows - 1, description="position i",
                                       continuous_update=True),
         "table": widgets.ToggleButtons(options=list(TABLES), value=table, description="table"),
     }
-    return App(controls, fig, update, title="A learned position table, one row at a time")
+    return App(controls, handle, title="A learned position table, one row at a time")

@@ -15,6 +15,9 @@ __all__ = ["permutation_app"]
 #: start from order="random", so that moving the seed slider changes the permutation.
 BENCH_KWARGS = {"permutation_app": {"order": "random"}}
 
+#: When the seed slider matters (it is disabled otherwise, with this tooltip).
+SEED_MATTERS = (lambda values: values["order"] == "random", 'seed: used only when order is "random"')
+
 
 def permutation_app(
     *,
@@ -24,21 +27,21 @@ def permutation_app(
     sentence: str = APP_SENTENCE,
     dim: int = 8,
 ) -> App:
-    r"""Pick a reordering :math:`P` of a sentence and see :math:`S' = PSP^\top`, :math:`\text{Attn}(PX) = P\,\text{Attn}(X)`.
+    r"""Pick a reordering :math:`\Pi` of a sentence and see :math:`S' = \Pi S\Pi^\top`, :math:`\text{Attn}(\Pi X) = \Pi\,\text{Attn}(X)`.
 
-    Controls: ``order`` (named orders, or "random"), ``seed`` (used by "random") and
+    Controls: ``order`` (named orders, or "random"), ``seed`` (used by "random"; disabled otherwise) and
     ``positions`` (add :math:`p_i` to slot ``i``: the equalities break, the title shows by how much).
     """
     order = check_choice("order", order, ORDERS)
     seed = check_int("seed", seed, minimum=0)
     controls = {
         "order": widgets.Dropdown(options=list(ORDERS), value=order, description="order"),
-        "seed": widgets.IntSlider(value=seed, min=0, max=max(20, seed), description="seed", continuous_update=True,
-                                  tooltip='used by order = "random"'),
+        "seed": widgets.IntSlider(value=seed, min=0, max=max(20, seed), description="seed", continuous_update=True),
         "positions": widgets.Checkbox(value=positions, description="add p_i", indent=False),
     }
-    fig, update = build_permutation_figure(
+    handle = build_permutation_figure(
         sentence=sentence, dim=dim, order=order, seed=seed, positions=bool(positions),
         seeds=range(controls["seed"].max + 1),
     )
-    return App(controls, fig, update, title="Reorder the tokens: rows and columns of S move together")
+    return App(controls, handle, title="Reorder the tokens: rows and columns of S move together",
+               enabled={"seed": SEED_MATTERS})

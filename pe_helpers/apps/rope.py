@@ -1,4 +1,4 @@
-"""Notebook 06, "Toward RoPE", apps: RoPE rotates q and k, and their dot product keeps only the offset m - n."""
+"""Notebook 06, "Toward RoPE", apps: RoPE rotates q and k, and their dot product keeps only the offset n - m."""
 
 from __future__ import annotations
 
@@ -37,5 +37,5 @@ def rope_shift_app(*, m: int = 5, n: int = 2, t: int = 0, pair: int = 0, d: int 
         "t": widgets.IntSlider(value=t, min=0, max=T_MAX, description="shift t", continuous_update=True),
         "pair": widgets.IntSlider(value=pair, min=0, max=d // 2 - 1, description="pair i", continuous_update=True),
     }
-    fig, update = build_rope_pair(m=m, n=n, t=t, pair=pair, d=d, base=base, seed=seed, max_pos=MAX_POS, t_max=T_MAX)
-    return App(controls, fig, update, title=f"RoPE: shift both positions by t, the score stays (d = {d})")
+    handle = build_rope_pair(m=m, n=n, t=t, pair=pair, d=d, base=base, seed=seed, max_pos=MAX_POS, t_max=T_MAX)
+    return App(controls, handle, title=f"RoPE: shift both positions by t, the score stays (d = {d})")

@@ -1,6 +1,6 @@
 """*Draw*: figures built once, each with an ``update`` that edits its artists in place.
 
-Every ``build_*`` returns ``(figure, update)``; see :mod:`pe_helpers.figures._base`.
+Every ``build_*`` returns a :class:`~pe_helpers.figures._base.FigureHandle` (figure, named artists, update).
 One submodule per notebook; all public names are re-exported here.
 """
 

@@ -1,25 +1,34 @@
-"""Shared drawing pieces: a figure that is built once, a colour-blind-safe palette, PNG rendering.
+"""The one figure toolkit: classroom sizes, palettes, one figure class, named artists, PNG rendering, layout.
 
-Every ``build_*`` function in :mod:`pe_helpers.figures` returns ``(figure, update)``:
-``figure`` is a :class:`matplotlib.figure.Figure` drawn once, and ``update(**params)``
-changes its artists *in place* (``set_data``, ``set_array``, ``set_text``), never
-building a new figure, and returns a one-line caption (or ``None``).
+Every ``build_*`` function in :mod:`pe_helpers.figures` returns a :class:`FigureHandle`: the
+``figure`` (drawn once), its ``artists`` by name (what tests and apps read), and ``update(**params)``,
+which changes those artists *in place* (``set_data``, ``set_array``, ``set_text``), never building a
+new figure, and returns a one-line caption. Static ``plot_*`` functions return a :class:`CachedFigure`
+(which shows itself as a crisp PNG in a notebook).
 
-Figures are made with :class:`matplotlib.figure.Figure` directly (not ``pyplot``), so an
-app's figure is never auto-displayed twice by ``%matplotlib inline`` and never leaks into
-pyplot's figure list.
+Sizes (issue 12): a figure is designed for :data:`DISPLAY_WIDTH_PX` CSS pixels, the output area of a
+notebook in a 1280 px window, at :data:`DISPLAY_DPI` CSS px per inch, and rendered at
+:data:`RENDER_SCALE` times that (crisp on HiDPI projectors and when zoomed). Every text is at least
+:data:`MIN_FONT_PT` points, which is :data:`MIN_FONT_CSS_PX` CSS px at that width;
+:func:`min_font_css_px` measures it for any figure.
+
+Figures are made with :class:`matplotlib.figure.Figure` directly (not ``pyplot``), so an app's
+figure is never auto-displayed twice by ``%matplotlib inline`` and never leaks into pyplot's list.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
 import io
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 from PIL import Image as PILImage
 
 __all__ = [
@@ -28,13 +37,23 @@ __all__ = [
     "OKABE_ITO",
     "DIVERGING",
     "SEQUENTIAL",
+    "DISPLAY_WIDTH_PX",
+    "DISPLAY_DPI",
+    "RENDER_SCALE",
+    "MIN_FONT_PT",
+    "MIN_FONT_CSS_PX",
     "Updater",
-    "new_figure",
+    "FigureHandle",
     "CachedFigure",
-    "new_cached_figure",
+    "new_figure",
+    "static_figure",
     "freeze_layout",
+    "settle_layout",
+    "legible",
+    "min_font_css_px",
     "render_png",
     "symmetric_limits",
+    "format_number",
 ]
 
 #: Okabe & Ito (2008) colour-blind-safe palette for lines and markers.
@@ -44,26 +63,33 @@ DIVERGING = "RdBu_r"
 #: Sequential colormap for values of one sign (attention weights, accuracies): perceptually uniform, CVD-safe.
 SEQUENTIAL = "cividis"
 
+#: CSS px a figure is designed for: a JupyterLab output area in a 1280 px window is about 1000–1100 px.
+DISPLAY_WIDTH_PX = 1000
+#: CSS px per inch of figure size when displayed (a 10-inch figure is shown 1000 CSS px wide).
+DISPLAY_DPI = 100
+#: Rendered pixels per displayed CSS px (2: crisp on HiDPI screens, projectors and browser zoom).
+RENDER_SCALE = 2
+#: The smallest text any figure may carry, in CSS px at :data:`DISPLAY_WIDTH_PX` (issue 12).
+MIN_FONT_CSS_PX = 14.0
+#: The same in points at :data:`DISPLAY_DPI` (14 px = 10.08 pt; 10.5 pt leaves a margin).
+MIN_FONT_PT = 10.5
+#: Default width of every figure, in inches: the whole output width.
+FIGURE_WIDTH_IN = DISPLAY_WIDTH_PX / DISPLAY_DPI
+
 Updater = Callable[..., "str | None"]
 
 
-def new_figure(width: float = 8.0, height: float = 3.6, *, dpi: int = 90) -> Figure:
-    """A figure with its own Agg canvas and constrained layout (frozen after the first draw by apps)."""
-    fig = Figure(figsize=(width, height), dpi=dpi, layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig
-
-
 class CachedFigure(Figure):
-    """A Figure that repaints only its *dynamic* artists over a cached background (Agg blitting).
+    """The toolkit's one figure class: partial redraws for apps, a crisp PNG in notebooks, legible text.
 
-    ``fig.set_dynamic(*artists)`` names the artists an ``update`` changes (images, lines,
-    texts, and the spines drawn over an image). Everything else is painted once into a
-    background that later draws restore in one memory copy, then the dynamic artists are
-    drawn on top, in the order given. After changing anything *not* dynamic (limits, tick
-    labels, colorbars), call ``fig.invalidate_background()``. Saving (``savefig``, the
-    notebook's static display) always draws every artist. Use a fixed layout (add_axes or
-    freeze_layout) so artists do not move after the background is taken.
+    * **Partial redraw** (Agg blitting): ``fig.set_dynamic(*artists)`` names the artists an ``update``
+      changes. Everything else is painted once into a background that later draws restore in one
+      memory copy; the dynamic artists are drawn on top, in the order given. After changing anything
+      *not* dynamic (limits, tick labels, colorbars) call ``fig.invalidate_background()``. Saving
+      always draws every artist. Use a fixed layout (:func:`settle_layout`) before ``set_dynamic``.
+    * **Legible**: every full draw first raises any text below :data:`MIN_FONT_PT` to it (:func:`legible`).
+    * **Shown before anything runs**: ``_repr_mimebundle_`` is a PNG at :data:`RENDER_SCALE` × its
+      displayed size, with the displayed width in the metadata (JupyterLab, Notebook 7, GitHub, nbviewer).
     """
 
     def __init__(self, *args: object, **kwargs: object) -> None:
@@ -71,6 +97,11 @@ class CachedFigure(Figure):
         self._dynamic: list = []
         self._background: object = None
         self._background_key: tuple | None = None
+
+    @property
+    def display_width(self) -> int:
+        """CSS px this figure is shown at (its width in inches × :data:`DISPLAY_DPI`)."""
+        return round(self.get_figwidth() * DISPLAY_DPI)
 
     def set_dynamic(self, *artists: object) -> None:
         """Mark ``artists`` as the ones redrawn on every render (they become ``animated``)."""
@@ -83,24 +114,26 @@ class CachedFigure(Figure):
         """Forget the cached background: the next render paints everything once more."""
         self._background = None
 
+    def _full_draw(self, renderer) -> None:  # noqa: ANN001
+        legible(self)
+        super().draw(renderer)
+
     def draw(self, renderer) -> None:  # noqa: ANN001 - matplotlib's signature
         canvas = self.canvas
         cached_path = self._dynamic and not canvas.is_saving() and renderer is getattr(canvas, "renderer", None)
         if not cached_path:
-            if canvas.is_saving():  # a saved image shows everything, dynamic artists included
-                for artist in self._dynamic:
-                    artist.set_animated(False)
-                try:
-                    super().draw(renderer)
-                finally:
-                    for artist in self._dynamic:
-                        artist.set_animated(True)
-            else:
-                super().draw(renderer)
+            animated = [a for a in self._dynamic if a.get_animated()] if canvas.is_saving() else []
+            for artist in animated:  # a saved image shows everything, dynamic artists included
+                artist.set_animated(False)
+            try:
+                self._full_draw(renderer)
+            finally:
+                for artist in animated:
+                    artist.set_animated(True)
             return
         key = (renderer.width, renderer.height, self.get_layout_engine() is None)
         if self._background is None or self._background_key != key:
-            super().draw(renderer)  # animated (dynamic) artists are skipped here
+            self._full_draw(renderer)  # animated (dynamic) artists are skipped here
             self._background = canvas.copy_from_bbox(self.bbox)
             self._background_key = key
         else:
@@ -110,12 +143,91 @@ class CachedFigure(Figure):
                 artist.draw(renderer)
         self.stale = False
 
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> tuple[dict, dict]:
+        data = {"image/png": base64.b64encode(render_png(self)).decode("ascii"),
+                "text/plain": f"<figure {self.display_width} px wide>"}
+        return data, {"image/png": {"width": self.display_width}}
 
-def new_cached_figure(width: float = 8.0, height: float = 3.6, *, dpi: int = 90) -> CachedFigure:
-    """A :class:`CachedFigure` with its own Agg canvas and no layout engine (place axes with ``add_axes``)."""
-    fig = CachedFigure(figsize=(width, height), dpi=dpi)
+
+@dataclass(eq=False)
+class FigureHandle:
+    """What a figure builder returns: the figure, its artists by name, and the ``update`` that edits them.
+
+    ``handle["tip_q"]`` is ``handle.artists["tip_q"]``. Tests and apps read artists by name, never by
+    their position in ``ax.lines``. ``update(**params)`` returns the one-line caption.
+    """
+
+    figure: CachedFigure
+    artists: Mapping[str, object] = field(default_factory=dict)
+    update: Updater | None = None
+
+    def __getitem__(self, name: str) -> object:
+        return self.artists[name]
+
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> tuple[dict, dict]:
+        return self.figure._repr_mimebundle_(include, exclude)
+
+
+def new_figure(width: float = FIGURE_WIDTH_IN, height: float = 3.6, *, layout: str | None = "constrained",
+               dpi: float | None = None) -> CachedFigure:
+    """A :class:`CachedFigure` with its own Agg canvas, ``width`` inches wide (default: the whole output).
+
+    ``layout="constrained"`` lays it out on the first draw (apps then call :func:`settle_layout`);
+    ``layout=None`` for figures that place their axes with ``add_axes``. ``dpi`` defaults to
+    :data:`DISPLAY_DPI` × :data:`RENDER_SCALE`.
+    """
+    fig = CachedFigure(figsize=(width, height), dpi=dpi or DISPLAY_DPI * RENDER_SCALE, layout=layout)
     FigureCanvasAgg(fig)
     return fig
+
+
+def static_figure(nrows: int = 1, ncols: int = 1, *, height: float = 3.8, width: float = FIGURE_WIDTH_IN,
+                  **subplot_kw: object) -> tuple[CachedFigure, object]:
+    """``(fig, axes)`` like ``plt.subplots``, but a toolkit figure: full width, legible, crisp, not in pyplot."""
+    fig = new_figure(width, height)
+    return fig, fig.subplots(nrows, ncols, **subplot_kw)
+
+
+def legible(fig: Figure, min_pt: float = MIN_FONT_PT) -> None:
+    """Raise every text of ``fig`` (titles, labels, tick labels, legends, annotations) to at least ``min_pt``."""
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            for which, ticks in (("major", axis.get_major_ticks), ("minor", axis.get_minor_ticks)):
+                kw = axis._major_tick_kw if which == "major" else axis._minor_tick_kw
+                size = kw.get("labelsize")
+                size = ticks()[0].label1.get_fontsize() if size is None and ticks() else size
+                if size is None or _points(size) < min_pt:
+                    axis.set_tick_params(which=which, labelsize=min_pt)
+    for text in fig.findobj(Text):
+        if text.get_fontsize() < min_pt:
+            text.set_fontsize(min_pt)
+
+
+def _points(size: object) -> float:
+    from matplotlib.font_manager import FontProperties
+
+    return FontProperties(size=size).get_size_in_points()
+
+
+def min_font_css_px(fig: Figure, displayed_width: float | None = None) -> float:
+    """The smallest visible text of ``fig`` in CSS px when the figure is shown ``displayed_width`` px wide.
+
+    Default width: the figure's own display width (:attr:`CachedFigure.display_width`), capped at
+    :data:`DISPLAY_WIDTH_PX` (images scale down with ``max-width: 100%``). Draws the figure first,
+    so tick labels exist.
+    """
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    canvas.draw()
+    if displayed_width is None:
+        own = getattr(fig, "display_width", round(fig.get_figwidth() * DISPLAY_DPI))
+        displayed_width = min(own, DISPLAY_WIDTH_PX)
+    css_per_pixel = displayed_width / (fig.get_figwidth() * fig.dpi)
+    hidden = {id(label) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
+              if not (ax.axison and axis.get_visible())
+              for tick in axis.get_major_ticks() + axis.get_minor_ticks() for label in (tick.label1, tick.label2)}
+    sizes = [t.get_fontsize() for t in fig.findobj(Text)
+             if t.get_visible() and t.get_text().strip() and t.get_alpha() != 0 and id(t) not in hidden]
+    return min(sizes) * fig.dpi / 72 * css_per_pixel
 
 
 def freeze_layout(fig: Figure) -> None:
@@ -128,8 +240,29 @@ def freeze_layout(fig: Figure) -> None:
     fig.set_layout_engine("none")
 
 
+def settle_layout(fig: Figure) -> None:
+    """Lay ``fig`` out once, switch the layout engine off, and pin every axis label and title where it is.
+
+    Pinned labels and titles are not re-measured on each draw (matplotlib otherwise measures
+    every tick label to place them), which makes a slider redraw markedly cheaper. Call it
+    with the figure showing its *widest* tick labels, so later values still fit.
+    """
+    freeze_layout(fig)
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            text = axis.label
+            x, y = ax.transAxes.inverted().transform(text.get_transform().transform(text.get_position()))
+            axis.set_label_coords(x, y)
+        if ax.get_title():
+            ax.set_title(ax.get_title(), y=ax.title.get_position()[1])
+
+
 def render_png(fig: Figure) -> bytes:
-    """Draw ``fig`` with Agg and encode it as PNG (fast compression: this runs on every slider move)."""
+    """Draw ``fig`` with Agg and encode it as PNG (fast compression: this runs on every slider move).
+
+    ``compress_level=1`` (zlib's fastest): at 2× size the default level 6 costs several times more for
+    files about a fifth smaller (benchmarks/apps.py); line art stays lossless (no JPEG).
+    """
     canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
     canvas.draw()
     width, height = canvas.get_width_height(physical=True)
@@ -146,6 +279,22 @@ def symmetric_limits(values: object, floor: float = 1e-12) -> tuple[float, float
     t = torch.as_tensor(values)
     m = max(float(t.abs().max()) if t.numel() else 0.0, floor)
     return -m, m
+
+
+def format_number(x: float, digits: int = 4) -> str:
+    """A number as people read it: ``1 000 000``, ``47 120``, ``6.283``, ``0.0001`` (never ``4.712e+04``).
+
+    Whole parts get groups of three (as the apps' readouts show them); at most ``digits`` significant digits; tiny values keep
+    scientific form only below 1e-4.
+    """
+    x = float(x)
+    if x != x or x in (float("inf"), float("-inf")):
+        return str(x)
+    if x != 0 and abs(x) < 1e-4:
+        return f"{x:.{max(digits - 1, 0)}e}"
+    if abs(x) >= 10 ** (digits - 1) or float(x).is_integer():
+        return f"{round(x):,}".replace(",", " ")
+    return f"{x:.{digits}g}"
 
 
 def label(ax: Axes, title: str, xlabel: str, ylabel: str) -> None:

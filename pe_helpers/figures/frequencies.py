@@ -13,20 +13,14 @@ from collections.abc import Sequence
 
 import torch
 from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-
 from matplotlib.ticker import LogLocator, MaxNLocator, NullLocator
 
 from .._validate import check_base, check_choice, check_dim, check_int
 from ..encodings import inverse_frequencies, sinusoidal, wavelengths
 from ..frequencies import CHANNELS, heatmap_values
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-from ._base import DIVERGING, OKABE_ITO, CachedFigure, Updater, freeze_layout, label, one_thread
+from ._base import DIVERGING, OKABE_ITO, FigureHandle, format_number, label, new_figure, one_thread, settle_layout
 
 __all__ = [
-    "settle_layout",
-    "new_blit_figure",
     "build_frequency_heatmap",
     "draw_frequencies",
     "draw_dimension_traces",
@@ -35,112 +29,93 @@ __all__ = [
 ]
 
 
-
-def new_blit_figure(width: float = 8.0, height: float = 3.6, *, dpi: int = 90) -> CachedFigure:
-    """A :class:`~pe_helpers.figures._base.CachedFigure` (repaints only its dynamic artists) with constrained
-    layout for the first draw; call :func:`settle_layout`, then ``fig.set_dynamic(...)``."""
-    fig = CachedFigure(figsize=(width, height), dpi=dpi, layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def settle_layout(fig: Figure) -> None:
-    """Lay ``fig`` out once, switch the layout engine off, and pin every axis label and title where it is.
-
-    Pinned labels and titles are not re-measured on each draw (matplotlib otherwise measures
-    every tick label to place them), which makes a slider redraw markedly cheaper. Call it
-    with the figure showing its *widest* tick labels, so later values still fit.
-    """
-    freeze_layout(fig)
-    for ax in fig.axes:
-        for axis in (ax.xaxis, ax.yaxis):
-            text = axis.label
-            x, y = ax.transAxes.inverted().transform(text.get_transform().transform(text.get_position()))
-            axis.set_label_coords(x, y)
-        if ax.get_title():
-            ax.set_title(ax.get_title(), y=ax.title.get_position()[1])
-
-
 def _mark_frequency_sides(ax: Axes) -> None:
     """Label the left (fast) and right (slow) side of a pair axis, above the axes like the seed's figure."""
-    style = dict(transform=ax.transAxes, va="bottom", fontsize=8, color="#444444")
+    style = dict(transform=ax.transAxes, va="bottom", color="#444444")
     ax.text(0.0, 1.01, "\u2190 high frequency (\u03c9\u1d62 large)", ha="left", **style)
     ax.text(1.0, 1.01, "low frequency (\u03c9\u1d62 small) \u2192", ha="right", **style)
 
 
+def _wavelength_panel(ax: "Axes", base: float) -> dict:
+    """Right panel: the wavelengths on a log axis between the dashed line 2π and the dotted line 2π·base."""
+    (line,) = ax.plot([], [], "o-", color=OKABE_ITO[0], markersize=3, linewidth=1.4)
+    low = ax.axhline(2 * math.pi, color=OKABE_ITO[5], linestyle="--", linewidth=1.2)
+    high = ax.axhline(2 * math.pi * base, color=OKABE_ITO[2], linestyle=":", linewidth=1.6)
+    mark = dict(transform=ax.get_yaxis_transform())
+    low_text = ax.text(0.97, 2 * math.pi, "2\u03c0", va="bottom", ha="right", color=OKABE_ITO[5], **mark)
+    high_text = ax.text(0.03, 2 * math.pi * base, "2\u03c0\u00b7base", va="top", ha="left", color=OKABE_ITO[2],
+                        **mark)
+    ax.set_yscale("log")
+    ax.set_ylim(2 * math.pi / 2.5, 2 * math.pi * 1e6 * 2.5)  # fixed: every base of the app fits
+    ax.yaxis.set_major_locator(LogLocator(numticks=5))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_locator(MaxNLocator(5, integer=True))
+    ax.yaxis.tick_right()  # its label on the right, away from the heatmap's colour bar
+    ax.yaxis.set_label_position("right")
+    label(ax, "wavelength \u03bb\u1d62 = 2\u03c0/\u03c9\u1d62", "dimension pair i", "positions (log scale)")
+    return {"wavelengths": line, "two_pi": low, "two_pi_base": high, "two_pi_text": low_text,
+            "two_pi_base_text": high_text}
+
+
 def build_frequency_heatmap(
     *, seq_len: int = 64, d: int = 64, base: float = 10000.0, channel: str = "sin"
-) -> tuple[Figure, Updater]:
+) -> FigureHandle:
     r"""The seed's heatmap of :math:`PE(pos, \cdot)` (left) and the wavelengths :math:`2\pi/\omega_i` (right).
 
     Left: rows are positions (0 at the top), columns the pair ``i``; colours
     :math:`\sin(pos\,\omega_i)` in ``RdBu_r`` with fixed limits -1..1. With ``channel="both"``
     the ``d`` interleaved columns are squeezed into the same pair axis (sin then cos inside each ``i``).
+    At twice the displayed size the map has a device pixel per row up to 512 rows (crisp ``nearest`` cells);
+    with fewer pixels than rows it switches to antialiased resampling (the rows' mean, not a moiré).
     Right: :math:`\lambda_i = 2\pi\,\text{base}^{2i/d}` on a log axis, between the lines 2π and 2π·base.
     ``update(seq_len=, d=, base=, channel=)`` changes the image's data and extent in place.
-    Only the image, the map's axes, the title and the wavelength line are repainted on a move
-    (the rest is a cached background).
+    Named artists: ``heatmap``, ``map_title``, ``wavelengths``, ``two_pi``, ``two_pi_base`` (+ their texts).
     """
-    fig = new_blit_figure()
-    grid = fig.add_gridspec(1, 2, width_ratios=[1.55, 1.0])
-    ax_map, ax_wave = fig.add_subplot(grid[0]), fig.add_subplot(grid[1])
-    image = ax_map.imshow(
-        torch.zeros(1, 1).numpy(), cmap=DIVERGING, vmin=-1.0, vmax=1.0, aspect="auto", origin="upper",
-        interpolation="nearest",
-    )
+    fig = new_figure(height=4.4)
+    ax_map, ax_wave = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.55, 1.0]})
+    image = ax_map.imshow(torch.zeros(1, 1).numpy(), cmap=DIVERGING, vmin=-1.0, vmax=1.0, aspect="auto",
+                          origin="upper", interpolation="nearest")
     bar = fig.colorbar(image, ax=ax_map, label="PE value", fraction=0.06, pad=0.02, ticks=[-1, 0, 1])
     bar.ax.yaxis.set_minor_locator(NullLocator())
     _mark_frequency_sides(ax_map)
-    for axis in (ax_map.xaxis, ax_map.yaxis, ax_wave.xaxis):
+    for axis in (ax_map.xaxis, ax_map.yaxis):
         axis.set_major_locator(MaxNLocator(5, integer=True))
     ax_map.set_xlabel("dimension pair i")
     ax_map.set_ylabel("position pos")
-    map_title = ax_map.set_title("sin(pos\u00b7\u03c9\u1d62)", y=1.07)
-
-    (wave_line,) = ax_wave.plot([], [], "o-", color=OKABE_ITO[0], markersize=2.5, linewidth=1.2)
-    low = ax_wave.axhline(2 * math.pi, color=OKABE_ITO[5], linestyle="--", linewidth=1)
-    high = ax_wave.axhline(2 * math.pi * base, color=OKABE_ITO[2], linestyle=":", linewidth=1.4)
-    mark = dict(transform=ax_wave.get_yaxis_transform(), fontsize=8, ha="left")
-    low_text = ax_wave.text(0.97, 2 * math.pi, "2\u03c0", va="bottom", color=OKABE_ITO[5],
-                            **{**mark, "ha": "right"})
-    high_text = ax_wave.text(0.02, 2 * math.pi * base, "2\u03c0\u00b7base", va="top", color=OKABE_ITO[2], **mark)
-    ax_wave.set_yscale("log")
-    ax_wave.set_ylim(2 * math.pi / 2.5, 2 * math.pi * 1e6 * 2.5)  # fixed: every base of the app fits
-    ax_wave.yaxis.set_major_locator(LogLocator(numticks=5))
-    ax_wave.yaxis.set_minor_locator(NullLocator())
-    label(ax_wave, "wavelength \u03bb\u1d62 = 2\u03c0/\u03c9\u1d62", "dimension pair i", "positions (log scale)")
+    map_title = ax_map.set_title("sin(pos\u00b7\u03c9\u1d62)", y=1.1)
+    art = {"heatmap": image, "map_title": map_title, **_wavelength_panel(ax_wave, base)}
 
     @one_thread
     def update(*, seq_len: int = seq_len, d: int = d, base: float = base, channel: str = channel) -> str:
         seq_len = check_int("seq_len", seq_len, minimum=1)
         d = check_dim("d", d)
         base = check_base(base)
-        values = heatmap_values(seq_len, d, base, channel)
+        channel = check_choice("channel", channel, CHANNELS)
         half = d // 2
-        image.set_data(values.numpy())
+        image.set_data(heatmap_values(seq_len, d, base, channel).numpy())
+        # at least one device pixel per row: crisp nearest cells; fewer pixels than rows: average them (no moiré)
+        image.set_interpolation("nearest" if seq_len <= ax_map.bbox.height else "antialiased")
         image.set_extent((-0.5, half - 0.5, seq_len - 0.5, -0.5))
         ax_map.set_xlim(-0.5, half - 0.5)
         ax_map.set_ylim(seq_len - 0.5, -0.5)
         map_title.set_text({"sin": "sin(pos\u00b7\u03c9\u1d62), columns 2i", "cos": "cos(pos\u00b7\u03c9\u1d62), columns 2i+1",
                             "both": "sin | cos side by side in each pair i"}[channel])
-
         lam = wavelengths(d, base)
-        wave_line.set_data(torch.arange(half).numpy(), lam.numpy())
-        low.set_ydata([2 * math.pi, 2 * math.pi])
-        high.set_ydata([2 * math.pi * base, 2 * math.pi * base])
-        high_text.set_y(2 * math.pi * base * 0.8)
-        low_text.set_y(2 * math.pi * 1.1)
+        art["wavelengths"].set_data(torch.arange(half).numpy(), lam.numpy())
+        art["two_pi_base"].set_ydata([2 * math.pi * base] * 2)
+        art["two_pi_base_text"].set_y(2 * math.pi * base * 0.8)
+        art["two_pi_text"].set_y(2 * math.pi * 1.1)
         ax_wave.set_xlim(-0.5, max(half - 0.5, 0.5))
-        return (f"seq_len = {seq_len}, d = {d}, base = {base:g}, channel = {channel}: {half} pairs, "
-                f"wavelengths {float(lam[0]):.2f} \u2026 {float(lam[-1]):.4g} positions "
-                f"(2\u03c0\u00b7base = {2 * math.pi * base:.4g})")
+        return (f"seq_len = {seq_len}, d = {d}, base = {format_number(base)}, channel = {channel}: {half} pairs, "
+                f"wavelengths {format_number(float(lam[0]))} \u2026 {format_number(float(lam[-1]))} positions "
+                f"(2\u03c0\u00b7base = {format_number(2 * math.pi * base)})")
 
     update(seq_len=512, d=256, base=1e6, channel="both")  # the widest tick labels, so the layout fits all values
     settle_layout(fig)
-    fig.set_dynamic(image, *ax_map.spines.values(), ax_map.xaxis, ax_map.yaxis, map_title,
-                    wave_line, low, high, low_text, high_text, ax_wave.xaxis)
+    fig.set_dynamic(image, *ax_map.spines.values(), ax_map.xaxis, ax_map.yaxis, map_title, *art.values(),
+                    ax_wave.xaxis)
     update()
-    return fig, update
+    return FigureHandle(fig, art, update)
 
 
 def draw_frequencies(ax_omega: Axes, ax_wave: Axes, *, dims: Sequence[int] = (16, 64, 128),
@@ -152,21 +127,21 @@ def draw_frequencies(ax_omega: Axes, ax_wave: Axes, *, dims: Sequence[int] = (16
     for n, d in enumerate(dims):
         d = check_dim("d", d)
         pairs = torch.arange(d // 2)
-        style = dict(marker="o", markersize=2.5, linewidth=1.2, color=OKABE_ITO[n % len(OKABE_ITO)], label=f"d = {d}")
+        style = dict(marker="o", markersize=3, linewidth=1.4, color=OKABE_ITO[n % len(OKABE_ITO)], label=f"d = {d}")
         ax_omega.plot(pairs.numpy(), inverse_frequencies(d, base).numpy(), **style)
         ax_wave.plot(pairs.numpy(), wavelengths(d, base).numpy(), **style)
     for ax in (ax_omega, ax_wave):
         ax.set_yscale("log")
     ax_wave.axhline(2 * math.pi, color=OKABE_ITO[5], linestyle="--", linewidth=1)
     ax_wave.axhline(2 * math.pi * base, color=OKABE_ITO[5], linestyle=":", linewidth=1.4)
-    ax_wave.text(0.98, 2 * math.pi * 1.3, "2\u03c0", color=OKABE_ITO[5], fontsize=9, ha="right",
+    ax_wave.text(0.98, 2 * math.pi * 1.3, "2\u03c0", color=OKABE_ITO[5], ha="right",
                  transform=ax_wave.get_yaxis_transform())
-    ax_wave.text(0.03, 2 * math.pi * base / 1.4, f"2\u03c0\u00b7base = {2 * math.pi * base:.0f}", color=OKABE_ITO[5],
-                 fontsize=9, ha="left", va="top", transform=ax_wave.get_yaxis_transform())
-    label(ax_omega, f"frequency \u03c9\u1d62 = base^(-2i/d), base = {base:g}", "dimension pair i",
+    ax_wave.text(0.03, 2 * math.pi * base / 1.4, f"2\u03c0\u00b7base = {format_number(2 * math.pi * base)}",
+                 color=OKABE_ITO[5], ha="left", va="top", transform=ax_wave.get_yaxis_transform())
+    label(ax_omega, f"\u03c9\u1d62 = base^(-2i/d), base = {format_number(base)}", "dimension pair i",
           "\u03c9\u1d62 (rad per position, log)")
     label(ax_wave, "wavelength \u03bb\u1d62 = 2\u03c0/\u03c9\u1d62", "dimension pair i", "positions (log scale)")
-    ax_omega.legend(fontsize=8, frameon=False)
+    ax_omega.legend(frameon=False)
 
 
 def draw_dimension_traces(ax: Axes, *, pairs: Sequence[int] = (0, 2), seq_len: int = 24, d: int = 16,
@@ -194,12 +169,12 @@ def draw_dimension_traces(ax: Axes, *, pairs: Sequence[int] = (0, 2), seq_len: i
     w0 = float(omega[pairs[0]])
     ax.annotate("", xy=(math.pi / (2 * w0), 1.12), xytext=(0.0, 1.12),
                 arrowprops=dict(arrowstyle="<->", color="#333333", linewidth=1))
-    ax.text(math.pi / (4 * w0), 1.16, "phase \u03c0/2", ha="center", va="bottom", fontsize=8)
+    ax.text(math.pi / (4 * w0), 1.16, "phase \u03c0/2", ha="center", va="bottom")
     ax.set_ylim(-1.15, 1.35)
     ax.set_xlim(-0.5, seq_len - 0.5)
-    label(ax, f"columns of PE over position (d = {d}, base = {base:g}): cos = sin shifted by \u03c0/2",
+    label(ax, f"columns of PE (d = {d}, base = {format_number(base)}): cos = sin shifted by \u03c0/2",
           "position pos", "PE value")
-    ax.legend(fontsize=7, ncols=2, loc="lower left", frameon=False)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)  # beside the curves, never on them
 
 
 def draw_layouts(ax_inter: Axes, ax_concat: Axes, *, seq_len: int = 48, d: int = 32,
@@ -228,4 +203,4 @@ def draw_float32_error(ax: Axes, positions: torch.Tensor, seed_error: torch.Tens
     ax.loglog(x, spacing.numpy(), "--", color="#555555", linewidth=1, label="float32 spacing (ulp) of pos")
     label(ax, "largest |PE - exact| over the d columns, against position", "position pos (log)",
           "absolute error (log)")
-    ax.legend(fontsize=8, frameon=False, loc="upper left")
+    ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))

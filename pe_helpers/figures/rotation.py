@@ -4,7 +4,8 @@ r"""Notebook 04, "The rotation identity", figures: each (sin, cos) pair as a pha
   :math:`k\,\omega_i` between them, and the 2×2 block of :math:`R(k)` as text;
 * :func:`build_dot_product` (app figure): :math:`PE(p)\cdot PE(p+k) = \sum_i \cos(k\,\omega_i)` against ``k``,
   with dots measured from the table at a chosen ``p``;
-* :func:`draw_shift_matrix` (static): :math:`R(k)` as an image.
+* :func:`draw_shift_matrix` (static): :math:`R(k)` as an image;
+* :func:`plot_dot_products` (static): the normalised dot product for several ``(d, base)``, one panel each.
 """
 
 from __future__ import annotations
@@ -17,75 +18,54 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from .._validate import check_base, check_dim, check_int, check_layout, check_real
-from ..encodings import inverse_frequencies, shift_matrix, sinusoidal
-from ..rotation import first_rise, pe_dot_product, phasor
-from ._base import DIVERGING, OKABE_ITO, Updater, label
-from ._base import one_thread
-from .frequencies import new_blit_figure, settle_layout
+from ..encodings import inverse_frequencies, shift_matrix
+from ..rotation import (first_rise, measured_dot_products, mirrored_dot_products, pair_block, pe_dot_product, phasor,
+                        phasor_label_radii)
+from ._base import (DIVERGING, OKABE_ITO, FigureHandle, format_number, label, new_figure, one_thread, settle_layout,
+                    static_figure)
 
-__all__ = ["pair_block", "build_phasor", "build_dot_product", "draw_shift_matrix", "draw_dot_products",
-           "measured_dot_products"]
-
-
-def pair_block(k: float, pair: int, d: int, base: float = 10000.0) -> torch.Tensor:
-    r"""The 2×2 block of :math:`R(k)` acting on columns ``(2i, 2i+1)``: :math:`\begin{bmatrix}\cos k\omega_i & \sin k\omega_i\\
-    -\sin k\omega_i & \cos k\omega_i\end{bmatrix}` (read from :func:`~pe_helpers.encodings.shift_matrix`)."""
-    d = check_dim("d", d)
-    pair = check_int("pair", pair, minimum=0)
-    if pair >= d // 2:
-        raise ValueError(f"pair must be in 0..{d // 2 - 1} for d = {d}, got {pair}.")
-    r = shift_matrix(k, d, base=base)
-    return r[2 * pair: 2 * pair + 2, 2 * pair: 2 * pair + 2]
+__all__ = ["build_phasor", "build_dot_product", "draw_shift_matrix", "plot_dot_products"]
 
 
-def _arc(start: float, sweep: float, n: int = 120) -> tuple[torch.Tensor, torch.Tensor]:
-    """Points of the arc from angle ``start`` through ``sweep`` (a spiral when it is more than one turn)."""
-    t = torch.linspace(0.0, 1.0, n, dtype=torch.float64)
-    turns = abs(sweep) / (2 * math.pi)
-    radius = 0.3 + (0.15 * t * min(turns, 3.0) / max(turns, 1e-12) if turns > 1 else 0.0 * t)
-    theta = start + sweep * t
-    return radius * torch.cos(theta), radius * torch.sin(theta)
-
-
-def build_phasor(*, pos: int = 3, k: int = 5, pair: int = 0, d: int = 16,
-                 base: float = 10000.0) -> tuple[Figure, Updater]:
-    r"""Pair ``i`` of :math:`PE(pos)` and :math:`PE(pos+k)` as points :math:`(\cos, \sin)` on the unit circle.
-
-    The point turns by :math:`\omega_i` per position, so from ``pos`` to ``pos + k`` by :math:`k\,\omega_i`
-    whatever ``pos`` is. Right: the 2×2 block of :math:`R(k)` and the check
-    :math:`R(k)\,[\sin, \cos](pos) = [\sin, \cos](pos + k)`.
-    ``update(pos=, k=, pair=)`` moves the points, the path and the arc in place; only they and the
-    text are repainted (the circle and the axes are a cached background).
-    """
-    d = check_dim("d", d)
-    base = check_base(base)
-    fig = new_blit_figure()
-    grid = fig.add_gridspec(1, 2, width_ratios=[1.0, 1.15])
-    ax, ax_text = fig.add_subplot(grid[0]), fig.add_subplot(grid[1])
+def _circle_panel(ax: Axes) -> dict:
+    """The unit circle with its axes, and the artists the phasor moves (path, arc, two rays, two dots, labels)."""
     circle = torch.linspace(0, 2 * math.pi, 200, dtype=torch.float64)
     ax.plot(torch.cos(circle).numpy(), torch.sin(circle).numpy(), color="#999999", linewidth=1)
     ax.axhline(0, color="#dddddd", linewidth=0.8)
     ax.axvline(0, color="#dddddd", linewidth=0.8)
-    (path,) = ax.plot([], [], "o", color="#888888", markersize=2.5)
-    (arc,) = ax.plot([], [], color=OKABE_ITO[2], linewidth=1.5)
-    (ray_a,) = ax.plot([], [], color=OKABE_ITO[0], linewidth=1.5)
-    (ray_b,) = ax.plot([], [], color=OKABE_ITO[5], linewidth=1.5)
-    (dot_a,) = ax.plot([], [], "o", color=OKABE_ITO[0], markersize=8)
-    (dot_b,) = ax.plot([], [], "o", color=OKABE_ITO[5], markersize=8)
-    text_a = ax.text(0, 0, "pos", color=OKABE_ITO[0], fontsize=9, ha="center", va="center")
-    text_b = ax.text(0, 0, "pos+k", color=OKABE_ITO[5], fontsize=9, ha="center", va="center")
-    ax.set_xlim(-1.35, 1.35)
-    ax.set_ylim(-1.35, 1.35)
-    ax.set_aspect("equal")
-    ax.set_xticks([-1, 0, 1])
-    ax.set_yticks([-1, 0, 1])
-    label(ax, "pair i on the unit circle", "cos(pos\u00b7\u03c9\u1d62)  (column 2i+1)", "sin(pos\u00b7\u03c9\u1d62)  (column 2i)")
+    art = {"path": ax.plot([], [], "o", color="#888888", markersize=3)[0],
+           "arc": ax.plot([], [], color=OKABE_ITO[2], linewidth=2)[0]}
+    for name, color in (("a", OKABE_ITO[0]), ("b", OKABE_ITO[5])):
+        art[f"ray_{name}"] = ax.plot([], [], color=color, linewidth=2)[0]
+        art[f"dot_{name}"] = ax.plot([], [], "o", color=color, markersize=10)[0]
+        art[f"text_{name}"] = ax.text(0, 0, "", color=color, ha="center", va="center", fontsize=13,
+                                      fontweight="bold")
+    ax.set(xlim=(-1.45, 1.45), ylim=(-1.45, 1.45), xticks=[-1, 0, 1], yticks=[-1, 0, 1], aspect="equal")
+    label(ax, "pair i on the unit circle", "cos(pos\u00b7\u03c9\u1d62), column 2i+1", "sin(pos\u00b7\u03c9\u1d62), column 2i")
+    return art
+
+
+def build_phasor(*, pos: int = 3, k: int = 5, pair: int = 1, d: int = 16, base: float = 10000.0) -> FigureHandle:
+    r"""Pair ``i`` of :math:`PE(pos)` and :math:`PE(pos+k)` as points :math:`(\cos, \sin)` on the unit circle.
+
+    The point turns by :math:`\omega_i` per position, so from ``pos`` to ``pos + k`` by :math:`k\,\omega_i`
+    whatever ``pos`` is (the green arc; a spiral when it is more than a turn). Right: the 2×2 block of
+    :math:`R(k)` and the check :math:`R(k)\,[\sin, \cos](pos) = [\sin, \cos](pos + k)`.
+    ``update(pos=, k=, pair=)`` moves the points, the path and the arc in place.
+    Named artists: ``path``, ``arc``, ``ray_a``/``dot_a``/``text_a`` (pos), ``ray_b``/``dot_b``/``text_b``
+    (pos + k), ``panel`` (the text on the right).
+    """
+    d = check_dim("d", d)
+    base = check_base(base)
+    fig = new_figure(height=4.4)
+    ax, ax_text = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.0, 1.25]})
+    art = _circle_panel(ax)
     ax_text.set_axis_off()
-    ax_text.text(0.0, 0.97, "R(k) block = [[cos k\u03c9\u1d62, sin k\u03c9\u1d62], [-sin k\u03c9\u1d62, cos k\u03c9\u1d62]]\n"
-                 "PE_i = (sin, cos) of pair i = columns (2i, 2i+1)", fontsize=8, va="top", ha="left",
-                 transform=ax_text.transAxes)
-    panel = ax_text.text(0.0, 0.5, "", family="DejaVu Sans Mono", fontsize=9, va="center", ha="left",
-                         transform=ax_text.transAxes)
+    ax_text.text(0.0, 1.0, "PE_i = (sin, cos) of pair i: columns (2i, 2i+1)\n"
+                 "R(k) block = [[cos k\u03c9\u1d62, sin k\u03c9\u1d62], [\u2212sin k\u03c9\u1d62, cos k\u03c9\u1d62]]",
+                 va="top", ha="left", transform=ax_text.transAxes)
+    art["panel"] = ax_text.text(0.0, 0.42, "", va="center", ha="left", transform=ax_text.transAxes, fontsize=12,
+                                linespacing=1.5)
 
     @one_thread
     def update(*, pos: int = pos, k: int = k, pair: int = pair) -> str:
@@ -97,70 +77,64 @@ def build_phasor(*, pos: int = 3, k: int = 5, pair: int = 0, d: int = 16,
         omega = float(inverse_frequencies(d, base)[pair])
         between = phasor(torch.arange(min(pos, pos + k), max(pos, pos + k) + 1), pair, d, base)  # [sin, cos]
         a, b = phasor(pos, pair, d, base), phasor(pos + k, pair, d, base)
-        path.set_data(between[:, 1].numpy(), between[:, 0].numpy())
-        ray_a.set_data([0.0, float(a[1])], [0.0, float(a[0])])
-        ray_b.set_data([0.0, float(b[1])], [0.0, float(b[0])])
-        dot_a.set_data([float(a[1])], [float(a[0])])
-        dot_b.set_data([float(b[1])], [float(b[0])])
-        text_a.set_position((1.2 * float(a[1]), 1.2 * float(a[0])))
-        text_b.set_position((1.2 * float(b[1]), 1.2 * float(b[0])))
-        arc_x, arc_y = _arc(pos * omega, k * omega)
-        arc.set_data(arc_x.numpy(), arc_y.numpy())
+        art["path"].set_data(between[:, 1].numpy(), between[:, 0].numpy())
+        radii = phasor_label_radii(pos * omega, (pos + k) * omega)
+        for name, point, text, r in (("a", a, "pos", radii[0]), ("b", b, "pos+k", radii[1])):
+            x, y = float(point[1]), float(point[0])
+            art[f"ray_{name}"].set_data([0.0, x], [0.0, y])
+            art[f"dot_{name}"].set_data([x], [y])
+            art[f"text_{name}"].set_position((r * x, r * y))
+            art[f"text_{name}"].set_text(text)
+        t = torch.linspace(0.0, 1.0, 120, dtype=torch.float64)
+        turns = abs(k * omega) / (2 * math.pi)
+        radius = 0.3 + (0.15 * t * min(turns, 3.0) / turns if turns > 1 else 0.0 * t)
+        theta = pos * omega + k * omega * t
+        art["arc"].set_data((radius * torch.cos(theta)).numpy(), (radius * torch.sin(theta)).numpy())
         block = pair_block(k, pair, d, base)
         moved = block @ a
-        panel.set_text(
-            f"\u03c9_{pair} = {omega:.5f} rad/position\n"
-            f"k\u00b7\u03c9_{pair} = {k * omega:.4f} rad\n\n"
+        art["panel"].set_text(
+            f"\u03c9_{pair} = {omega:.5f} rad per position\n"
+            f"angle k\u00b7\u03c9_{pair} = {k * omega:.4f} rad = {math.degrees(k * omega):.1f}\u00b0\n"
             f"R(k) block, k = {k}:\n"
-            f" [{float(block[0, 0]):7.4f} {float(block[0, 1]):7.4f}]\n"
-            f" [{float(block[1, 0]):7.4f} {float(block[1, 1]):7.4f}]\n\n"
+            f"    [{float(block[0, 0]):7.4f} {float(block[0, 1]):7.4f}]\n"
+            f"    [{float(block[1, 0]):7.4f} {float(block[1, 1]):7.4f}]\n"
             f"R(k)\u00b7PE_i(pos) = [{float(moved[0]):7.4f}, {float(moved[1]):7.4f}]\n"
-            f"PE_i(pos+k)     = [{float(b[0]):7.4f}, {float(b[1]):7.4f}]"
+            f"PE_i(pos+k)       = [{float(b[0]):7.4f}, {float(b[1]):7.4f}]"
         )
         return f"pos = {pos}, k = {k}, pair i = {pair}: angle k\u00b7\u03c9_i = {k * omega:.4f} rad"
 
-    update()
+    update(pos=pos, k=-50, pair=0)  # the widest text, so the layout fits every value
     settle_layout(fig)
-    fig.set_dynamic(path, arc, ray_a, ray_b, dot_a, dot_b, text_a, text_b, panel)
-    return fig, update
+    update()
+    fig.set_dynamic(*art.values())
+    return FigureHandle(fig, art, update)
 
 
-def measured_dot_products(p: int, ks: torch.Tensor, d: int, base: float = 10000.0) -> torch.Tensor:
-    r""":math:`PE(p)\cdot PE(p+k)` for each ``k`` in ``ks`` (all with ``p + k >= 0``), from rows of the float64 table.
-
-    Each row comes from :func:`~pe_helpers.encodings.sinusoidal` (``offset = p + k``), so the dots are an
-    independent check of the closed form :func:`~pe_helpers.rotation.pe_dot_product`.
-    """
-    p = check_int("p", p, minimum=0)
-    ks = torch.as_tensor(ks, dtype=torch.long)
-    if ks.numel() and int((p + ks).min()) < 0:
-        raise ValueError(f"p + k must be >= 0 for every k, got p = {p} and k down to {int(ks.min())}.")
-    rows = torch.cat([sinusoidal(1, d, base=base, offset=p + int(k), dtype=torch.float64) for k in ks]) \
-        if ks.numel() else torch.zeros(0, d, dtype=torch.float64)
-    return rows @ sinusoidal(1, d, base=base, offset=p, dtype=torch.float64)[0]
-
-
-def build_dot_product(*, d: int = 64, base: float = 10000.0, p: int = 0, k_max: int = 128) -> tuple[Figure, Updater]:
+def build_dot_product(*, d: int = 64, base: float = 10000.0, p: int = 0, k_max: int = 128) -> FigureHandle:
     r""":math:`PE(p)\cdot PE(p+k) = \sum_i \cos(k\,\omega_i)` against ``k`` in ``[-k_max, k_max]``.
 
-    The line is the formula; the dots are dot products read off the table at the chosen ``p``
-    (they sit on the line for every ``p``). The first ``k`` where the value *rises* is marked:
-    the decay with ``|k|`` is not monotone. ``update(d=, base=, p=, k_max=)`` edits the artists in place.
+    The line is the formula; the filled dots are dot products read off the table at the chosen ``p``
+    (``p + k >= 0``); the open dots, for offsets before row 0, are the table's :math:`PE(0)\cdot PE(|k|)`
+    (the same value by symmetry), so both sides ±k are measured for every ``p``. The first ``k`` where
+    the value *rises* is marked: the decay with ``|k|`` is not monotone.
+    Named artists: ``curve``, ``dots``, ``mirror_dots``, ``rise``, ``rise_text``, ``note``.
     """
-    fig = new_blit_figure()
-    ax = fig.add_subplot()
-    zero_line = ax.axhline(0, color="#bbbbbb", linewidth=0.8)
-    zero_k = ax.axvline(0, color="#bbbbbb", linewidth=0.8)
-    (curve,) = ax.plot([], [], color=OKABE_ITO[0], linewidth=1.3)
-    (dots,) = ax.plot([], [], "o", color=OKABE_ITO[5], markersize=3.5)
-    (rise,) = ax.plot([], [], "o", color=OKABE_ITO[2], markersize=9, markerfacecolor="none", markeredgewidth=1.5)
-    rise_text = ax.text(0, 0, "", color=OKABE_ITO[2], fontsize=8, ha="left", va="top",
-                        bbox=dict(facecolor="white", edgecolor="none", alpha=0.8, pad=1))
-    ax.xaxis.set_major_locator(MaxNLocator(6, integer=True))
+    fig = new_figure(height=4.2)
+    ax = fig.subplots()
+    art = {"zero": ax.axhline(0, color="#bbbbbb", linewidth=0.8), "zero_k": ax.axvline(0, color="#bbbbbb", lw=0.8),
+           "curve": ax.plot([], [], color=OKABE_ITO[0], linewidth=1.5, label="formula \u03a3\u1d62 cos(k\u03c9\u1d62)")[0],
+           "dots": ax.plot([], [], "o", color=OKABE_ITO[5], markersize=5, label="table: PE(p)\u00b7PE(p+k)")[0],
+           "mirror_dots": ax.plot([], [], "o", color=OKABE_ITO[5], markersize=5, markerfacecolor="white",
+                                  label="p+k < 0: table's PE(0)\u00b7PE(|k|)")[0],
+           "rise": ax.plot([], [], "o", color=OKABE_ITO[2], markersize=12, markerfacecolor="none",
+                           markeredgewidth=2)[0],
+           "rise_text": ax.text(0, 0, "", color="#006e50", ha="left", va="top",
+                                bbox=dict(facecolor="white", edgecolor="none", alpha=0.8, pad=1)),
+           "note": ax.text(0.01, 0.97, "", transform=ax.transAxes, ha="left", va="top")}
+    ax.xaxis.set_major_locator(MaxNLocator(7, integer=True))
     ax.yaxis.set_major_locator(MaxNLocator(5))
-    note = ax.text(0.99, 0.97, "", transform=ax.transAxes, ha="right", va="top", fontsize=8)
-    label(ax, "PE(p)\u00b7PE(p+k) = \u03a3\u1d62 cos(k\u00b7\u03c9\u1d62): line = formula, dots = table at p",
-          "offset k", "dot product")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    label(ax, "PE(p)\u00b7PE(p+k) against the offset k: the same at +k and \u2212k", "offset k", "dot product")
 
     @one_thread
     def update(*, d: int = d, base: float = base, p: int = p, k_max: int = k_max) -> str:
@@ -170,35 +144,35 @@ def build_dot_product(*, d: int = 64, base: float = 10000.0, p: int = 0, k_max: 
         k_max = check_int("k_max", k_max, minimum=1)
         ks = torch.arange(-k_max, k_max + 1)
         values = pe_dot_product(ks, d, base)
-        curve.set_data(ks.numpy(), values.numpy())
-        step = max(1, k_max // 24)
-        sample = ks[::step]
-        sample = sample[p + sample >= 0]
-        dots.set_data(sample.numpy(), measured_dot_products(p, sample, d, base).numpy())
+        art["curve"].set_data(ks.numpy(), values.numpy())
+        sample = ks[:: max(1, k_max // 24)]
+        on_table, before = sample[p + sample >= 0], sample[p + sample < 0]
+        art["dots"].set_data(on_table.numpy(), measured_dot_products(p, on_table, d, base).numpy())
+        art["mirror_dots"].set_data(before.numpy(), mirrored_dot_products(p, before, d, base).numpy())
         k_rise = first_rise(d, base, k_max=k_max)
         if k_rise is None:
-            rise.set_data([], [])
-            rise_text.set_text("")
+            art["rise"].set_data([], [])
+            art["rise_text"].set_text("")
             rise_msg = f"no rise up to k = {k_max}"
         else:
             y = float(pe_dot_product(k_rise, d, base))
-            span = d / 2
-            rise.set_data([k_rise], [y])
-            rise_text.set_position((k_rise + 0.03 * k_max, y - 0.04 * span))
-            rise_text.set_text(f"rises after k = {k_rise}")
+            art["rise"].set_data([k_rise], [y])
+            art["rise_text"].set_position((k_rise + 0.03 * k_max, y - 0.04 * d / 2))
+            art["rise_text"].set_text(f"rises after k = {k_rise}")
             rise_msg = f"it rises from k = {k_rise} to {k_rise + 1} (not monotone)"
         low, high = float(values.min()), d / 2
         pad = 0.12 * (high - low)
         ax.set_xlim(-k_max, k_max)
-        ax.set_ylim(low - pad, high + pad)
-        note.set_text(f"d = {d}, base = {base:g}, p = {p}\nvalue d/2 = {d // 2} at k = 0; same at +k and -k")
-        return f"d = {d}, base = {base:g}, p = {p}: PE(p)\u00b7PE(p+k) = {d // 2} at k = 0, minimum {low:.3f}; {rise_msg}"
+        ax.set_ylim(low - pad, high + 2 * pad)
+        art["note"].set_text(f"d = {d}, base = {format_number(base)}, p = {p}: value d/2 = {d // 2} at k = 0")
+        return (f"d = {d}, base = {base:g}, p = {p}: PE(p)\u00b7PE(p+k) = {d // 2} at k = 0, minimum {low:.3f}; "
+                f"{rise_msg}")
 
     update(d=256, base=1e6, p=0, k_max=1024)  # widest tick labels first, so every later value fits
     settle_layout(fig)
-    fig.set_dynamic(zero_line, zero_k, curve, dots, rise, rise_text, note, *ax.spines.values(), ax.xaxis, ax.yaxis)
+    fig.set_dynamic(*art.values(), *ax.spines.values(), ax.xaxis, ax.yaxis)
     update()
-    return fig, update
+    return FigureHandle(fig, art, update)
 
 
 def draw_shift_matrix(ax: Axes, k: float, d: int, *, base: float = 10000.0, layout: str = "interleaved") -> None:
@@ -212,26 +186,31 @@ def draw_shift_matrix(ax: Axes, k: float, d: int, *, base: float = 10000.0, layo
     image = ax.imshow(r.numpy(), cmap=DIVERGING, vmin=-1, vmax=1, interpolation="nearest")
     ax.xaxis.set_major_locator(MaxNLocator(8, integer=True))
     ax.yaxis.set_major_locator(MaxNLocator(8, integer=True))
-    label(ax, f"R(k = {k:g}), {layout}, d = {d}", "column of PE(pos)", "row of PE(pos + k)")
+    label(ax, f"R(k = {k:g}), {layout}, d = {d}", "column of PE(pos)", "row of PE(pos+k)")
     ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
 
 
-def draw_dot_products(ax: Axes, configs: tuple[tuple[int, float], ...] = ((16, 10000.0), (64, 10000.0),
-                                                                          (256, 10000.0), (64, 100.0)),
-                      *, k_max: int = 200) -> None:
-    r""":math:`\sum_i \cos(k\omega_i) / (d/2)` against ``k`` for several ``(d, base)``: 1 at ``k = 0``, a rough decay.
+def plot_dot_products(configs: tuple[tuple[int, float], ...] = ((16, 10000.0), (64, 10000.0), (256, 10000.0),
+                                                             (64, 100.0)), *, k_max: int = 200) -> Figure:
+    r""":math:`\sum_i \cos(k\omega_i) / (d/2)` against ``k``, one small panel per ``(d, base)`` (no overlaid spaghetti).
 
-    Divided by its value ``d/2`` at ``k = 0`` so curves for different ``d`` share one axis.
+    Divided by its value ``d/2`` at ``k = 0`` so the panels share one y axis: 1 at ``k = 0``, a rough decay,
+    the same for ``+k`` and ``-k``.
     """
     k_max = check_int("k_max", k_max, minimum=1)
     ks = torch.arange(-k_max, k_max + 1)
-    for n, (d, base) in enumerate(configs):
+    cols = 2 if len(configs) > 1 else 1
+    rows = -(-len(configs) // cols)
+    fig, axes = static_figure(rows, cols, height=2.4 * rows + 0.8, sharex=True, sharey=True, squeeze=False)
+    for n, (ax, (d, base)) in enumerate(zip(axes.flat, configs)):
         d = check_dim("d", d)
-        values = pe_dot_product(ks, d, base) / (d / 2)
-        ax.plot(ks.numpy(), values.numpy(), color=OKABE_ITO[n % len(OKABE_ITO)], linewidth=1.1,
-                label=f"d = {d}, base = {base:g}")
-    ax.axhline(0, color="#bbbbbb", linewidth=0.8)
-    ax.set_xlim(-k_max, k_max)
-    label(ax, "PE(p)\u00b7PE(p+k) / (d/2) = mean of cos(k\u00b7\u03c9\u1d62): same for +k and -k", "offset k",
-          "normalised dot product")
-    ax.legend(fontsize=8, frameon=False, loc="upper right")
+        ax.plot(ks.numpy(), (pe_dot_product(ks, d, base) / (d / 2)).numpy(), color=OKABE_ITO[n % 4], linewidth=1.4)
+        ax.axhline(0, color="#bbbbbb", linewidth=0.8)
+        ax.set_title(f"d = {d}, base = {format_number(base)}")
+        ax.set_xlim(-k_max, k_max)
+    for ax in axes[-1]:
+        ax.set_xlabel("offset k")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("dot / (d/2)")
+    fig.suptitle("PE(p)\u00b7PE(p+k) / (d/2) = mean of cos(k\u00b7\u03c9\u1d62): 1 at k = 0, symmetric in \u00b1k")
+    return fig

@@ -1,0 +1,219 @@
+"""The figure toolkit and the App machinery (issue 12): legible, crisp, visible before running, typed values,
+disabled controls, coalesced redraws. Every app and every static figure builder is measured."""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from pe_helpers.apps import APPS, dot_product_app, frequency_heatmap_app, permutation_app, phasor_app
+from pe_helpers.apps import _base as app_base
+from pe_helpers.apps._base import parse_number
+from pe_helpers.apps._testing import factory_kwargs
+from pe_helpers.figures import _base as fb
+from pe_helpers.figures.frequencies import (build_frequency_heatmap, draw_dimension_traces, draw_float32_error,
+                                            draw_frequencies, draw_layouts)
+from pe_helpers.figures.learned import plot_qkv_change, plot_similarity_heatmaps
+from pe_helpers.figures.order import plot_sentence_pairs
+from pe_helpers.figures.rope import draw_angle_error, draw_score_matrices
+from pe_helpers.figures.rotation import draw_shift_matrix, plot_dot_products
+from pe_helpers.order import EN_PAIR, ZH_PAIR, sentence_outputs
+from pe_helpers.rope import demo_query_key
+from pe_helpers.rotation import pe_dot_product
+
+MINE = [name for name in sorted(APPS) if APPS[name].__module__.split(".")[-1] != "extrapolation"]
+
+
+def _png_size(png: bytes) -> tuple[int, int]:
+    return Image.open(io.BytesIO(png)).size
+
+
+@pytest.mark.parametrize("name", MINE)
+def test_every_app_is_legible_full_width_and_crisp(name: str) -> None:
+    app = APPS[name](**factory_kwargs(APPS[name]))
+    try:
+        width = app.figure.display_width
+        assert fb.DISPLAY_WIDTH_PX * 0.9 <= width <= fb.DISPLAY_WIDTH_PX, "at most 10 % of the output left empty"
+        assert app.image.layout.width == f"{width}px" and app.image.layout.max_width == "100%"
+        assert _png_size(app.image.value)[0] == fb.RENDER_SCALE * width, "rendered at twice the displayed size"
+        assert fb.min_font_css_px(app.figure) >= fb.MIN_FONT_CSS_PX
+    finally:
+        app.close()
+
+
+def _static_figures() -> dict:
+    def two(draw, **kw):
+        fig, (a, b) = fb.static_figure(1, 2)
+        draw(a, b, **kw)
+        return fig
+
+    def one(draw, *args, **kw):
+        fig, ax = fb.static_figure()
+        draw(ax, *args, **kw)
+        return fig
+
+    q, k = demo_query_key(16)
+    pos = torch.tensor([10.0, 100.0, 1000.0])
+    return {
+        "plot_sentence_pairs": lambda: plot_sentence_pairs(sentence_outputs([*ZH_PAIR, *EN_PAIR])),
+        "plot_qkv_change": lambda: plot_qkv_change({"additive": {"Q": 0.9, "K": 0.8, "V": 0.91},
+                                                    "RoPE": {"Q": 0.7, "K": 0.7, "V": 0.0}}),
+        "plot_similarity_heatmaps": lambda: plot_similarity_heatmaps({"a": torch.randn(24, 8), "b": torch.randn(24, 8)},
+                                                                     trained_rows={"a": 16}),
+        "build_frequency_heatmap": lambda: build_frequency_heatmap().figure,
+        "draw_frequencies": lambda: two(draw_frequencies),
+        "draw_layouts": lambda: two(draw_layouts),
+        "draw_dimension_traces": lambda: one(draw_dimension_traces),
+        "draw_float32_error": lambda: one(draw_float32_error, pos, pos * 1e-7, pos * 1e-12, pos * 1e-7),
+        "draw_shift_matrix": lambda: one(draw_shift_matrix, 5, 16),
+        "plot_dot_products": lambda: plot_dot_products(),
+        "draw_score_matrices": lambda: two(draw_score_matrices, q=q, k=k, n=12),
+        "draw_angle_error": lambda: one(draw_angle_error, pos, 16),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_static_figures()))
+def test_every_static_figure_is_legible_and_shows_itself_crisp(name: str) -> None:
+    fig = _static_figures()[name]()
+    assert fb.min_font_css_px(fig) >= fb.MIN_FONT_CSS_PX
+    assert fig.display_width >= 0.9 * fb.DISPLAY_WIDTH_PX
+    data, meta = fig._repr_mimebundle_()
+    assert _png_size(base64.b64decode(data["image/png"]))[0] == fb.RENDER_SCALE * meta["image/png"]["width"]
+
+
+def test_min_font_css_px_follows_the_displayed_width() -> None:
+    fig = fb.new_figure(10.0, 2.0)
+    ax = fig.subplots()
+    ax.set_axis_off()  # no tick labels: the two texts below are the only ones
+    ax.set_title("t", fontsize=20)
+    ax.text(0.5, 0.5, "small", fontsize=12)
+    assert fb.min_font_css_px(fig, 1000) == pytest.approx(12 * 100 / 72)
+    assert fb.min_font_css_px(fig, 500) == pytest.approx(6 * 100 / 72), "half the width, half the text"
+    ax.text(0.1, 0.1, "tiny", fontsize=6)
+    fb.render_png(fig)  # a full draw raises every text to the minimum
+    assert fb.min_font_css_px(fig, 1000) >= fb.MIN_FONT_CSS_PX
+
+
+def test_an_app_stored_output_carries_its_figure_beside_the_widget() -> None:
+    app = phasor_app()
+    try:
+        bundle, metadata = app._repr_mimebundle_()
+        assert metadata["image/png"]["width"] == app.figure.display_width
+        assert "application/vnd.jupyter.widget-view+json" in bundle
+        assert base64.b64decode(bundle["image/png"]) == app.image.value
+        assert "App(children" not in bundle["text/plain"] and "pos = 3" in bundle["text/plain"]
+    finally:
+        app.close()
+
+
+class _Loop:
+    """A stand-in for the kernel's io_loop: callbacks wait until :meth:`run`."""
+
+    def __init__(self) -> None:
+        self.callbacks = []
+
+    def add_callback(self, fn) -> None:
+        self.callbacks.append(fn)
+
+    def run(self) -> None:
+        callbacks, self.callbacks = self.callbacks, []
+        for fn in callbacks:
+            fn()
+
+
+def test_values_from_the_browser_are_coalesced_and_python_values_are_synchronous(monkeypatch) -> None:
+    loop = _Loop()
+    monkeypatch.setattr(app_base, "_kernel_loop", lambda: loop)
+    app = phasor_app()
+    try:
+        renders = app.renders
+        for k in (6, 7, 8, 9, 10):  # a burst of key presses: the front end sets the value five times
+            app.controls["k"].set_state({"value": k})
+        assert app.renders == renders and len(loop.callbacks) == 1, "nothing drawn yet, one flush pending"
+        loop.run()
+        assert app.renders == renders + 1, "the burst is drawn once"
+        assert "k = 10" in app.caption.value and len(app.artists["path"].get_xdata()) == 11, "with the latest value"
+        app.controls["k"].value = 2  # from Python (a test, a notebook cell): drawn at once, no loop needed
+        assert app.renders == renders + 2 and "k = 2," in app.caption.value and not loop.callbacks
+    finally:
+        app.close()
+
+
+@pytest.mark.parametrize("text, value", [("10000", 1e4), ("1e4", 1e4), ("10 000", 1e4), ("1 000 000", 1e6),
+                                         ("10,000", 1e4), ("10^4", 1e4), ("10**6", 1e6), (" 100 ", 100.0)])
+def test_parse_number_reads_what_people_type(text: str, value: float) -> None:
+    assert parse_number(text) == value
+
+
+@pytest.mark.parametrize("text", ["", "ten", "1e", "inf", "10 000 x"])
+def test_parse_number_refuses_with_the_text(text: str) -> None:
+    with pytest.raises(ValueError, match="base must be"):
+        parse_number(text)
+
+
+@pytest.mark.parametrize("factory", [frequency_heatmap_app, dot_product_app])
+def test_typed_base_moves_the_slider_or_says_why_not(factory) -> None:
+    app = factory()
+    try:
+        box_row = app.children[1].children[-1]
+        box, message = box_row.children
+        for typed, value in (("1e6", 1e6), ("10 000", 1e4), ("1 000", 1e3)):
+            renders = app.renders
+            box.value = typed
+            assert app.controls["base"].value == value and app.renders == renders + 1 and message.value == ""
+        box.value = "5000"
+        assert app.controls["base"].value == 1e3, "a refused value leaves the figure as it is"
+        assert "base must be one of" in message.value and "5 000" in message.value
+        box.value = "abc"
+        assert "base must be a number" in message.value
+        app.controls["base"].value = 100.0
+        assert box.value == "100" and message.value == "", "the box follows the slider"
+    finally:
+        app.close()
+
+
+def test_seed_is_disabled_unless_the_order_is_random() -> None:
+    app = permutation_app()
+    try:
+        seed = app.controls["seed"]
+        assert seed.disabled and "random" in seed.tooltip
+        app.controls["order"].value = "random"
+        assert not seed.disabled
+        app.controls["order"].value = "reverse"
+        assert seed.disabled
+    finally:
+        app.close()
+
+
+def test_frequency_captions_print_numbers_like_the_readout() -> None:
+    app = frequency_heatmap_app(base=1e6)
+    try:
+        assert "base = 1 000 000" in app.caption.value and "e+" not in app.caption.value
+        app.controls["seq_len"].value = 512
+        image = app.artists["heatmap"]
+        assert image.axes.bbox.height >= 512 and image.get_interpolation() == "nearest", "a device pixel per row"
+        image.axes.figure.set_size_inches(10, 1.5)  # a panel with fewer pixels than rows averages them: no moiré
+        app.refresh()
+        assert image.get_interpolation() == "antialiased"
+    finally:
+        app.close()
+    assert fb.format_number(1e6) == "1 000 000" and fb.format_number(47123.9) == "47 124"
+    assert fb.format_number(6.28318) == "6.283" and fb.format_number(0.5) == "0.5"
+
+
+def test_dot_product_at_p_zero_shows_both_signs_of_k() -> None:
+    app = dot_product_app(p=0, k_max=64)
+    try:
+        mirror = app.artists["mirror_dots"]
+        ks = np.asarray(mirror.get_xdata())
+        assert len(ks) > 3 and (ks < 0).all()
+        np.testing.assert_allclose(mirror.get_ydata(), pe_dot_product(torch.as_tensor(ks), 64).numpy(), atol=1e-9)
+        app.controls["p"].value = 1000
+        assert len(app.artists["mirror_dots"].get_xdata()) == 0, "every offset is on the table"
+    finally:
+        app.close()
