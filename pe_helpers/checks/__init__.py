@@ -6,7 +6,6 @@ truthy :class:`CheckResult` on success and never shows the student a raw stack t
 """
 
 from ._base import CheckResult, expect_error  # noqa: F401
-from .sinusoidal import *  # noqa: F401,F403
 from .frequencies import *  # noqa: F401,F403  (notebook 03)
 from .rotation import *  # noqa: F401,F403  (notebook 04)
 from .order import *  # noqa: F401,F403  (notebook 01)
