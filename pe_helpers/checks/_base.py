@@ -51,6 +51,7 @@ __all__ = [
     "Case",
     "Mistake",
     "Exercise",
+    "EXERCISES",
     "Opaque",
     "expect_error",
     "run_exercise",
@@ -222,6 +223,7 @@ class _Capture(io.TextIOBase):
         self.kept: list[str] = []
         self.size = 0
         self.lines = 0
+        self.open_line = False  # the last write did not end its line
 
     def writable(self) -> bool:
         return True
@@ -229,13 +231,15 @@ class _Capture(io.TextIOBase):
     def write(self, text: str) -> int:
         text = str(text)
         self.lines += text.count("\n")
+        if text:
+            self.open_line = not text.endswith("\n")
         if self.size < _MAX_PRINTED:
             self.kept.append(text[: _MAX_PRINTED - self.size])
             self.size += len(self.kept[-1])
         return len(text)
 
     def summary(self) -> tuple[str, int]:
-        return "".join(self.kept), self.lines + (1 if self.kept and not self.kept[-1].endswith("\n") else 0)
+        return "".join(self.kept), self.lines + self.open_line
 
 
 def _short_error(exc: BaseException) -> str:
@@ -243,7 +247,7 @@ def _short_error(exc: BaseException) -> str:
         text = str(exc)
     except Exception:  # noqa: BLE001
         text = ""
-    text = re.sub(r"(tensor|array)\(.*", r"\1(…)", text.strip().splitlines()[0] if text.strip() else "")
+    text = re.sub(r"(tensor|array)\(.*", "<a \\1, not shown>", text.strip().splitlines()[0] if text.strip() else "")
     return text if len(text) <= _MAX_ERROR else text[: _MAX_ERROR - 1] + "…"
 
 
@@ -564,9 +568,16 @@ class Exercise:
     diagnose: Callable[[Any, Any, Case], tuple[str, str]] | None = None
     explain: Callable[[str, str, Case], str] | None = None
 
+    def __post_init__(self) -> None:
+        EXERCISES.append(self)
+
     @property
     def mistake_names(self) -> tuple[str, ...]:
         return tuple(m.name for m in self.mistakes)
+
+
+#: Every :class:`Exercise` defined (the tests run each named mistake of each through :func:`run_exercise`).
+EXERCISES: list[Exercise] = []
 
 
 def _converted(ex: Exercise, value: Any, want: Any, case: Case) -> Any:

@@ -101,7 +101,7 @@ def _diagnose_mask(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
 
 _MASK = Exercise(
     title="Exercise 5.2: copy-task loss mask",
-    cases=tuple(Case((torch.tensor(lengths), total), f"fn(torch.tensor({lengths}), {total})")
+    cases=tuple(Case((torch.tensor(lengths), total), f"fn(lengths={lengths}, total_len={total})")
                 for lengths, total in _MASK_CASES),
     reference=copy_loss_mask,
     convert=_as_mask,

@@ -244,7 +244,19 @@ def _schedule(seq_len: int, dim: int, got: Tensor) -> tuple[str, str] | None:
             base = math.exp(-float(slope[0]) * dim / 2)
             return ("other-schedule", f"the frequencies follow ω_i = B^(-2i/d) with B ≈ {base:.4g}. The paper and "
                     "the seed use B = 10000: ω_i = 10000^(-2i/d).")
-    i = int(((step - omega).abs() > 1e-6 + 1e-3 * omega).nonzero()[0])
+    return None
+
+
+def _pair_frequency(dim: int, got: Tensor) -> tuple[str, str] | None:
+    """Every pair is a clean sin/cos of pos·w_i, but some w_i is not ω_i: name the first such pair."""
+    fit = _pair_fit(got)
+    if fit is None or not torch.allclose(fit[0], torch.zeros_like(fit[0]), atol=1e-3):
+        return None
+    step, omega = fit[1], inverse_frequencies(dim)
+    wrong = ((step - omega).abs() > 1e-6 + 1e-3 * omega).nonzero()
+    if len(wrong) == 0:
+        return None
+    i = int(wrong[0])
     return ("other-schedule", f"columns {2 * i} and {2 * i + 1} are a sin/cos pair, but with frequency "
             f"{float(step[i]):.4g} where ω_{i} = 10000^(-{2 * i}/{dim}) = {float(omega[i]):.4g}.")
 
@@ -263,6 +275,9 @@ def _diagnose_table(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
         return ("columns-permuted", f"the columns are right but in another order (column 0 holds the reference's "
                 f"column {cols[0]}, column 1 its column {cols[1]}): column 2i is sin(pos·ω_i), column 2i+1 "
                 "cos(pos·ω_i).")
+    found = _pair_frequency(dim, got)
+    if found:
+        return found
     pos, col = (int(v) for v in ((got - want).abs() > _ATOL).nonzero()[0])
     kind = "sin" if col % 2 == 0 else "cos"
     return ("other", f"the first wrong entry is at position {pos}, column {col} ({kind} of pair {col // 2}): "

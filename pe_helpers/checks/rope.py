@@ -112,7 +112,7 @@ def _diagnose_pair(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
 
 def _pair_case(values: tuple[float, float], position: int, omega: float) -> Case:
     return Case((torch.tensor(values, dtype=torch.float64), position, omega),
-                f"fn(tensor([{values[0]:g}, {values[1]:g}]), {position}, {omega:g})")
+                f"fn([{values[0]:g}, {values[1]:g}], {position}, {omega:g})")
 
 
 _PAIR = Exercise(
