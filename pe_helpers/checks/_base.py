@@ -552,7 +552,8 @@ class Exercise:
     """Everything :func:`run_exercise` needs to check one exercise.
 
     ``convert(value, want, case)`` turns the student's value (and a mistake's) into something ``same``
-    compares with the reference's converted value, or raises :class:`StudentError`.
+    compares with the reference's converted value, or raises :class:`StudentError`; by default a float64
+    tensor of the reference's shape (``meaning`` says what that shape is), compared within ``atol``.
     ``diagnose(got, want, case)`` runs when the answer matches neither the reference nor a named
     mistake, and returns ``(mistake name, message)``. ``explain(error type, error message, case)``
     may add what an exception raised by the student's code most likely means.
@@ -561,14 +562,20 @@ class Exercise:
     title: str
     cases: tuple[Case, ...]
     reference: Callable[..., Any]
-    convert: Callable[[Any, Any, Case], Any]
-    same: Callable[[Any, Any], bool]
     success: str
     mistakes: tuple[Mistake, ...] = ()
     diagnose: Callable[[Any, Any, Case], tuple[str, str]] | None = None
     explain: Callable[[str, str, Case], str] | None = None
+    atol: float = 1e-4
+    meaning: str = ""
+    convert: Callable[[Any, Any, Case], Any] | None = None
+    same: Callable[[Any, Any], bool] | None = None
 
     def __post_init__(self) -> None:
+        if self.convert is None:  # the common case: a tensor answer of the reference's shape
+            object.__setattr__(self, "convert", tensor_answer(meaning=self.meaning))
+        if self.same is None:
+            object.__setattr__(self, "same", close(self.atol))
         EXERCISES.append(self)
 
     @property

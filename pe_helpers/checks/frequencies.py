@@ -28,8 +28,6 @@ from ._base import (
     Exercise,
     Mistake,
     StudentError,
-    close,
-    first_difference,
     run_exercise,
     tensor_answer,
 )
@@ -49,19 +47,22 @@ _T2T = "ω_i = 10000^(-i/(d/2-1))"
 def _seed_table(seq_len: int, dim: int, *, two_i: Tensor | None = None, cos_two_i: Tensor | None = None,
                 base: float = 10000.0, multiply: bool = False, even: Callable = torch.sin,
                 odd: Callable | None = torch.cos, concatenated: bool = False) -> Tensor:
-    """The seed's float32 code, ``pe[:, 0::2] = sin(pos / base**(2i/d))`` etc., with one part replaceable."""
-    position = torch.arange(seq_len).float().unsqueeze(1)
-    two_i = torch.arange(0, dim, 2).float() if two_i is None else two_i
-    cos_two_i = two_i if cos_two_i is None else cos_two_i
+    """The seed's code, ``pe[:, 0::2] = sin(pos / base**(2i/d))`` etc., in float64, with one part replaceable.
+
+    float64, so that a bug whose angles grow large (multiply instead of divide) is matched exactly.
+    """
+    position = torch.arange(seq_len).double().unsqueeze(1)
+    two_i = torch.arange(0, dim, 2).double() if two_i is None else two_i.double()
+    cos_two_i = two_i if cos_two_i is None else cos_two_i.double()
 
     def angles(expo: Tensor) -> Tensor:
         scale = base ** (expo / dim)
         return position * scale if multiply else position / scale
 
-    first, second = even(angles(two_i)), (odd(angles(cos_two_i)) if odd else torch.zeros(seq_len, dim // 2))
+    first, second = even(angles(two_i)), (odd(angles(cos_two_i)) if odd else torch.zeros(seq_len, dim // 2, dtype=torch.float64))
     if concatenated:
         return torch.cat([first, second], dim=1)
-    pe = torch.zeros(seq_len, dim)
+    pe = torch.zeros(seq_len, dim, dtype=torch.float64)
     pe[:, 0::2], pe[:, 1::2] = first, second
     return pe
 
@@ -289,8 +290,7 @@ _TABLE = Exercise(
     title=_EX_TABLE,
     cases=tuple(Case((n, d), f"fn({n}, {d})") for n, d in _CASES),
     reference=lambda n, d: sinusoidal(n, d, dtype=torch.float64),
-    convert=tensor_answer(),
-    same=close(_ATOL),
+    atol=_ATOL,
     mistakes=_TABLE_MISTAKES,
     diagnose=_diagnose_table,
     success="matches the reference table for (seq_len, dim) = " + ", ".join(f"({n}, {d})" for n, d in _CASES)

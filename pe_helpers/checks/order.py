@@ -163,7 +163,6 @@ _PERMUTED = Exercise(
     cases=tuple(_permuted_case(n, seed) for n, seed in _PERM_CASES),
     reference=lambda s, perm: s[perm][:, perm],
     convert=tensor_answer(cause=_permuted_shape),
-    same=close(_ATOL),
     mistakes=_PERMUTED_MISTAKES,
     diagnose=_diagnose_permuted,
     success=f"S' = P S Pᵀ for {len(_PERM_CASES)} random score matrices and permutations.",

@@ -18,7 +18,7 @@ import torch
 from torch import Tensor
 
 from ..encodings import inverse_frequencies, shift_matrix, sinusoidal
-from ._base import Case, CheckResult, Exercise, Mistake, close, run_exercise, tensor_answer
+from ._base import Case, CheckResult, Exercise, Mistake, run_exercise
 
 __all__ = ["check_rotation_block", "check_shift_matrix", "ROTATION_BLOCK_MISTAKES", "SHIFT_MATRIX_MISTAKES"]
 
@@ -81,16 +81,10 @@ def _diagnose_block(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
                      f"[sin((p+k)ω), cos((p+k)ω)] = [{float(later[0]):.4f}, {float(later[1]):.4f}].")
 
 
-_BLOCK = Exercise(
-    title="Exercise 4.1: the 2x2 block of R(k)",
-    cases=tuple(Case((k, omega), f"fn({k:g}, {omega:g})") for k, omega in _BLOCK_CASES),
-    reference=reference_block,
-    convert=tensor_answer(meaning="a 2×2 block"),
-    same=close(_ATOL),
-    mistakes=_BLOCK_MISTAKES,
-    diagnose=_diagnose_block,
-    success=f"B·[sin(pω), cos(pω)] = [sin((p+k)ω), cos((p+k)ω)] for (k, ω) in {list(_BLOCK_CASES)}.",
-)
+_BLOCK = Exercise("Exercise 4.1: the 2x2 block of R(k)",
+                  tuple(Case((k, omega), f"fn({k:g}, {omega:g})") for k, omega in _BLOCK_CASES), reference_block,
+                  f"B·[sin(pω), cos(pω)] = [sin((p+k)ω), cos((p+k)ω)] for (k, ω) in {list(_BLOCK_CASES)}.",
+                  _BLOCK_MISTAKES, _diagnose_block, atol=_ATOL, meaning="a 2×2 block")
 
 
 def check_rotation_block(fn: Callable[[float, float], object], *, quiet: bool = False,
@@ -138,8 +132,7 @@ _MATRIX = Exercise(
     title="Exercise 4.2: the whole R(k)",
     cases=tuple(Case((k, dim), f"fn({k}, {dim})") for k, dim in _MATRIX_CASES),
     reference=shift_matrix,
-    convert=tensor_answer(meaning="d × d"),
-    same=close(_ATOL),
+    atol=_ATOL, meaning="d × d",
     mistakes=_MATRIX_MISTAKES,
     diagnose=_diagnose_matrix,
     success="R(k)·PE(pos) = PE(pos + k) for " + ", ".join(f"(k={k}, d={d})" for k, d in _MATRIX_CASES) + ".",
