@@ -231,3 +231,20 @@ def test_a_stopped_function_is_reported_with_the_limit(capfd) -> None:
     assert check_sinusoidal(_os_exit, quiet=True).mistake == "died"
     noisy = check_sinusoidal(_prints_then(_sinusoidal), quiet=True, time_limit=5)
     assert re.search(r"printed [1-9]\d*000 line\(s\)", noisy.message), noisy.message and noisy.printed.startswith("step 0")
+
+
+def test_without_fork_the_calls_run_in_a_thread_and_still_return_in_time(monkeypatch, capfd) -> None:
+    """Where fork is unavailable (Windows), the check still returns within the limit and says so."""
+    import pe_helpers.checks._base as base
+
+    monkeypatch.setattr(base.multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    assert check_sinusoidal(_sinusoidal, quiet=True, time_limit=30)
+    start = time.monotonic()
+    result = check_sinusoidal(lambda n, d: time.sleep(1.5), time_limit=0.3)  # ends on its own, later
+    assert time.monotonic() - start <= 0.3 + 1.0
+    assert result.mistake == "timeout" and "restart the kernel" in result.message
+    assert check_sinusoidal(_exit, quiet=True).mistake == "raised"
+    noisy = check_sinusoidal(_prints_then(_sinusoidal), quiet=True, time_limit=30)
+    assert noisy.mistake and "printed" in noisy.message
+    out = capfd.readouterr().out  # prints are captured; raw writes to fd 1 are not (said in the docstring)
+    assert "step " not in out and out.count("[NOT YET]") == 1, out

@@ -19,7 +19,8 @@ pickled, swallows the student's prints (they are counted and the first few kilob
 ``PE_CHECK_TIME_LIMIT``, or the ``time_limit=`` argument of every checker. Forking costs about 20 ms
 per check. Where ``fork`` is not available (Windows), the calls run in a daemon thread instead: the
 check still returns within the limit, but a function that never ends keeps running in the background
-until the kernel restarts, and the message says so.
+until the kernel restarts, and the message says so; its ``print`` output is captured, but what it writes
+straight to a file descriptor (``os.write(1, ...)``, C extensions) is not.
 
 Every outcome becomes one friendly line: an exception of any kind (``SystemExit`` and
 ``KeyboardInterrupt`` included), the time limit, a child that died, a wrong type, dtype, device,
@@ -28,7 +29,6 @@ shape, NaN or inf, complex values, huge outputs. Messages never hold a tensor's 
 
 from __future__ import annotations
 
-import contextlib
 import io
 import math
 import multiprocessing
@@ -282,6 +282,45 @@ def _child(fn: Callable[..., Any], calls: Sequence[tuple], conn: Any) -> None:  
         os._exit(0)
 
 
+class _ThreadRouter(io.TextIOBase):
+    """Stands in for sys.stdout/stderr when the student's code runs in a thread (no fork): that thread's
+    writes go to its capture, every other thread's (the notebook's) to the real stream. A global
+    ``redirect_stdout`` would swallow the notebook's own output while a stopped thread still runs."""
+
+    _captures: dict[int, _Capture] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        target = self._captures.get(threading.get_ident(), self.stream)
+        return target.write(text)
+
+    def flush(self) -> None:
+        if threading.get_ident() not in self._captures:
+            self.stream.flush()
+
+    def __getattr__(self, name: str) -> Any:  # encoding, isatty, fileno ... of the real stream
+        return getattr(self.stream, name)
+
+    @classmethod
+    def capture(cls, capture: _Capture) -> None:
+        with cls._lock:
+            for name in ("stdout", "stderr"):
+                if not isinstance(getattr(sys, name), cls):
+                    setattr(sys, name, cls(getattr(sys, name)))
+            cls._captures[threading.get_ident()] = capture
+
+    @classmethod
+    def release(cls) -> None:
+        with cls._lock:
+            cls._captures.pop(threading.get_ident(), None)
+
+
 def _fresh(args: tuple) -> tuple:
     return tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
 
@@ -326,9 +365,12 @@ class student_calls:  # noqa: N801 - used as a context manager
         self._capture = _Capture()
 
         def work() -> None:
-            with contextlib.redirect_stdout(self._capture), contextlib.redirect_stderr(self._capture):
+            _ThreadRouter.capture(self._capture)
+            try:
                 for args in self.calls:
                     self._results.append(_call(self.fn, args) + self._capture.summary())
+            finally:
+                _ThreadRouter.release()
 
         self.thread = threading.Thread(target=work, daemon=True)
         self.thread.start()
