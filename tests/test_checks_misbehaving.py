@@ -228,7 +228,7 @@ def test_the_right_answer_as_numpy_passes(checker, capfd) -> None:
 def test_a_stopped_function_is_reported_with_the_limit(capfd) -> None:
     result = check_sinusoidal(_loop, time_limit=0.3)
     assert result.mistake == "timeout" and "0.3 s" in result.message
-    assert check_sinusoidal(_os_exit, quiet=True).mistake == "died"
+    assert check_sinusoidal(_os_exit, quiet=True, time_limit=10).mistake == "died"  # at once, not at the limit
     noisy = check_sinusoidal(_prints_then(_sinusoidal), quiet=True, time_limit=5)
     assert re.search(r"printed [1-9]\d*000 line\(s\)", noisy.message), noisy.message and noisy.printed.startswith("step 0")
 

@@ -375,9 +375,13 @@ class student_calls:  # noqa: N801 - used as a context manager
         self.thread = threading.Thread(target=work, daemon=True)
         self.thread.start()
 
-    def __exit__(self, *exc: object) -> None:
+    def stop(self) -> None:
+        """Stop the child now (its remaining results are not needed)."""
         if self.forked and self.process.is_alive():
             self.process.kill()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
         if self.forked:
             self.process.join(1.0)
             self.conn.close()
@@ -729,11 +733,14 @@ def _verdict(ex: Exercise, run: student_calls, wants: list[Any], name: str, limi
             try:
                 got = ex.convert(values[-1], wants[i], case)
             except StudentError as err:
+                run.stop()  # every value needed is here: free the CPU for the diagnosis
                 mistake = _named(ex, values)
                 return (f"{case.call} is off: {mistake.why}", mistake.name) if mistake else (err.message, err.mistake)
             if ex.same(got, wants[i]):
                 continue
-            mistake = _named(ex, values + _rest(run, i + 1, len(ex.cases)))
+            values += _rest(run, i + 1, len(ex.cases))
+            run.stop()
+            mistake = _named(ex, values)
             if mistake:
                 return f"{case.call} is off: {mistake.why}", mistake.name
             label, text = _diagnosis(ex, got, wants[i], case)
