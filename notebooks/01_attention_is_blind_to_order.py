@@ -86,7 +86,7 @@ import torch
 
 
 def my_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """Return softmax(q kᵀ / √d_k) v for q, k of shape [n, d_k] and v of shape [n, d_v]."""
+    """Scaled dot-product attention of the queries q [n, d_k] over the keys k [n, d_k] and values v [n, d_v]; returns [n, d_v]."""
     scores = q @ k.T / math.sqrt(q.shape[-1])
     weights = torch.softmax(scores, dim=-1)
     return weights @ v
@@ -142,7 +142,7 @@ import torch
 
 
 def permuted_scores(scores: torch.Tensor, perm: torch.Tensor) -> torch.Tensor:
-    """Return S' = P S Pᵀ: the scores after reordering the tokens so that new token i is old token perm[i]."""
+    """The score matrix after reordering the tokens (new token i is old token perm[i]), made from scores alone."""
     return scores[perm][:, perm]
 
 
@@ -286,7 +286,7 @@ import torch
 
 
 def equivariance_error(f: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, perm: torch.Tensor) -> float:
-    """Return max |f(PX) - P f(X)| as a float, where (PX)_i = x[perm[i]]."""
+    """How far f is from permutation-equivariant on x under perm ((PX)_i = x[perm[i]]), as one float; 0 if equivariant."""
     return float((f(x[perm]) - f(x)[perm]).abs().max())
 
 

@@ -132,7 +132,7 @@ import torch
 def project_with_positions(
     x: torch.Tensor, table: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, w_v: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Return (Q, K, V) = ((X + P[:n]) W_Q, (X + P[:n]) W_K, (X + P[:n]) W_V)."""
+    """(Q, K, V) of one attention layer whose input x [n, d] gets learned positions from table [L, d], L >= n."""
     x_tilde = x + table[: x.shape[0]]
     return x_tilde @ w_q, x_tilde @ w_k, x_tilde @ w_v
 
@@ -216,7 +216,7 @@ import torch
 
 
 def row_similarity(table: torch.Tensor) -> torch.Tensor:
-    """Return C with C[i, j] = cos(p_i, p_j) = p_i·p_j / (‖p_i‖ ‖p_j‖) for the rows p_i of table [L, d]."""
+    """The [L, L] matrix of cosine similarities between the rows (positions) of table [L, d]."""
     unit = table / table.norm(dim=1, keepdim=True)
     return unit @ unit.T
 

@@ -178,7 +178,7 @@ import torch
 
 
 def my_sinusoidal(seq_len: int, dim: int) -> torch.Tensor:
-    """The sinusoidal table [seq_len, dim]: PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(same angle)."""
+    """The sinusoidal table [seq_len, dim] of Vaswani et al. (base 10000, interleaved sin/cos columns)."""
     position = torch.arange(seq_len, dtype=torch.float64)[:, None]  # [seq_len, 1]
     two_i = torch.arange(0, dim, 2, dtype=torch.float64)  # [dim/2]: 0, 2, 4, ...
     angles = position / 10000.0 ** (two_i / dim)  # [seq_len, dim/2]
@@ -281,7 +281,7 @@ import torch
 
 
 def concatenated_to_interleaved(dim: int) -> torch.Tensor:
-    """Column order with concatenated[:, order] == interleaved: [0, d/2, 1, d/2 + 1, 2, d/2 + 2, ...]."""
+    """The column order that turns the concatenated table into the interleaved one: concatenated[:, order] == interleaved."""
     half = dim // 2
     sin_cols = torch.arange(half)  # sin of pair i is concatenated column i
     cos_cols = torch.arange(half) + half  # cos of pair i is concatenated column d/2 + i

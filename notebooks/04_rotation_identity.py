@@ -139,7 +139,7 @@ import torch
 
 
 def rotation_block(k: float, omega: float) -> torch.Tensor:
-    """The block B = [[cos kω, sin kω], [-sin kω, cos kω]] with B·[sin pω, cos pω] = [sin (p+k)ω, cos (p+k)ω]."""
+    """The 2×2 matrix B with B·[sin pω, cos pω] = [sin (p+k)ω, cos (p+k)ω] for every position p."""
     c, s = math.cos(k * omega), math.sin(k * omega)
     return torch.tensor([[c, s], [-s, c]], dtype=torch.float64)
 
@@ -191,7 +191,7 @@ import torch
 
 
 def my_shift_matrix(k: float, dim: int) -> torch.Tensor:
-    """R(k) = diag(B_0(k), ..., B_{d/2-1}(k)) with B_i = [[cos kω_i, sin kω_i], [-sin kω_i, cos kω_i]], ω_i = 10000^(-2i/d)."""
+    """The dim × dim matrix R(k) with R(k)·PE(pos) = PE(pos + k) for the interleaved sinusoidal table (base 10000)."""
     omega = 10000.0 ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
     c, s = torch.cos(k * omega), torch.sin(k * omega)
     blocks = [torch.stack([torch.stack([ci, si]), torch.stack([-si, ci])]) for ci, si in zip(c, s)]

@@ -536,7 +536,7 @@ import torch
 
 
 def copy_loss_mask(lengths: torch.Tensor, total_len: int) -> torch.Tensor:
-    """Return mask[b, t] = (n_b <= t <= 2 n_b - 1): the positions whose next token is a copied token."""
+    """The boolean loss mask [B, total_len]: True exactly at the input positions whose next token is a copied token."""
     t = torch.arange(total_len)[None, :]
     n = lengths[:, None]
     return (t >= n) & (t < 2 * n)

@@ -216,7 +216,7 @@ import torch
 
 
 def rotate_pair(pair: torch.Tensor, position: float, omega: float) -> torch.Tensor:
-    """(a, b) turned by θ = position·ω: (a cos θ - b sin θ, a sin θ + b cos θ)."""
+    """The pair (a, b) turned counter-clockwise by the angle θ = position·ω, as a tensor of 2 numbers."""
     a, b = float(pair[0]), float(pair[1])
     theta = position * omega
     return torch.tensor([a * math.cos(theta) - b * math.sin(theta), a * math.sin(theta) + b * math.cos(theta)])
@@ -260,7 +260,7 @@ from pe_helpers import apply_rope
 
 
 def relative_score(q: torch.Tensor, k: torch.Tensor, offset: int) -> float:
-    """(R_m q)·(R_n k) computed from the offset n - m alone, with a single rotation."""
+    """The RoPE score (R_m q)·(R_n k), computed from the offset n - m alone (m and n are not given)."""
     return float(q @ apply_rope(k[None], [offset])[0])
 
 
@@ -323,7 +323,7 @@ from pe_helpers import apply_rope
 
 
 def rope_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-    """softmax((R q)(R k)ᵀ/√d) v: q and k rotated by their positions (interleaved), v untouched."""
+    """Single-head attention with RoPE (interleaved pairs, base 10000, no mask) for q, k, v [n, d] at these positions."""
     q, k = apply_rope(q, positions), apply_rope(k, positions)
     return torch.softmax(q @ k.T / math.sqrt(q.shape[-1]), dim=-1) @ v
 

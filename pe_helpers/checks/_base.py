@@ -1,94 +1,753 @@
-"""What every exercise checker shares: a result that explains itself, and a safe call.
+r"""The one checker loop every exercise uses: call the student's function safely, convert, compare, name the mistake.
 
-A checker runs the student's function against the reference on several inputs. It never
-lets a raw stack trace reach the student: exceptions raised by the student's code are
-caught and described in one sentence (``NotImplementedError`` reads "not implemented yet").
-The result is truthy when the exercise passes, so a solution cell can ``assert`` it.
+A checker is an :class:`Exercise`: a title, the :class:`Case`\ s to call the student's function on,
+the reference function, a converter that turns what came back into something comparable (or says
+in one sentence why it cannot), the named :class:`Mistake`\ s and an optional ``diagnose`` step.
+:func:`run_exercise` does the rest and prints exactly one line: ``[PASS] ...`` or ``[NOT YET] ...``.
+
+**Named mistakes are written once, as wrong functions.** A :class:`Mistake` holds a function with
+the student's signature that makes the mistake; the loop runs it on the same inputs as the student's
+function and names it when the student's outputs equal its outputs on every case seen so far.
+
+**Student code runs under a time limit.** :func:`student_calls` runs all of a check's calls in one
+child process made with ``fork`` (a thread cannot be stopped in CPython, so a function that loops or
+sleeps needs a process to be killable). The child inherits the notebook's state, so functions and
+closures defined in a notebook work as they are; it sets torch to one thread, sends each result back
+pickled, swallows the student's prints (they are counted and the first few kilobytes kept in
+:attr:`CheckResult.printed`, never shown) and is killed when the limit runs out. The limit is
+:data:`DEFAULT_TIME_LIMIT` seconds for all calls of one check together, or the environment variable
+``PE_CHECK_TIME_LIMIT``, or the ``time_limit=`` argument of every checker. Forking costs about 20 ms
+per check. Where ``fork`` is not available (Windows), the calls run in a daemon thread instead: the
+check still returns within the limit, but a function that never ends keeps running in the background
+until the kernel restarts, and the message says so; its ``print`` output is captured, but what it writes
+straight to a file descriptor (``os.write(1, ...)``, C extensions) is not.
+
+Every outcome becomes one friendly line: an exception of any kind (``SystemExit`` and
+``KeyboardInterrupt`` included), the time limit, a child that died, a wrong type, dtype, device,
+shape, NaN or inf, complex values, huge outputs. Messages never hold a tensor's repr.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import io
+import math
+import multiprocessing
+import os
+import pickle
+import re
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
-__all__ = ["CheckResult", "StudentError", "expect_error", "call_student", "as_tensor_output", "passed", "failed"]
+__all__ = [
+    "CheckResult",
+    "StudentError",
+    "Case",
+    "Mistake",
+    "Exercise",
+    "EXERCISES",
+    "Opaque",
+    "expect_error",
+    "run_exercise",
+    "student_calls",
+    "time_limit",
+    "tensor_answer",
+    "as_tensor",
+    "number_answer",
+    "shape_cause",
+    "first_difference",
+    "close",
+    "passed",
+    "failed",
+    "report",
+    "outcome_value",
+    "DEFAULT_TIME_LIMIT",
+    "TIME_LIMIT_ENV",
+]
 
+#: Seconds the student's function may take, for all calls of one check together.
+DEFAULT_TIME_LIMIT = 3.0
+#: Environment variable that overrides :data:`DEFAULT_TIME_LIMIT` (the tests set a short one).
+TIME_LIMIT_ENV = "PE_CHECK_TIME_LIMIT"
+#: A returned tensor or array with more entries than this is not brought back, only described.
+MAX_ENTRIES = 1_000_000
+_MAX_ITEMS = 10_000  # items of a returned list, tuple or dict
+_MAX_BYTES = 64 * 2**20  # pickled size of anything else
+_MAX_PRINTED = 2000  # characters of the student's prints kept in CheckResult.printed
+_MAX_ERROR = 160  # characters of a student's exception message shown
+
+
+# --- the result ---------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class CheckResult:
-    """Outcome of a checker: ``passed``, a plain-words ``message``, and the named ``mistake`` if one was recognised."""
+    """Outcome of a checker: ``passed``, a one-line ``message``, and the named ``mistake`` if one was recognised.
+
+    ``recorded`` is for a prediction (exercise 5.1): it is shown against the result, neither passed nor
+    failed. The result is truthy when passed or recorded, so a check cell can ``assert`` it.
+    ``printed`` holds the start of what the student's function printed (not shown by the check).
+    """
 
     exercise: str
     passed: bool
     message: str
     mistake: str | None = None
+    recorded: bool = False
+    printed: str = field(default="", repr=False, compare=False)
 
     def __bool__(self) -> bool:
-        return self.passed
+        return self.passed or self.recorded
 
     def __str__(self) -> str:
-        mark = "PASS" if self.passed else "NOT YET"
+        mark = "PASS" if self.passed else "RECORDED" if self.recorded else "NOT YET"
         return f"[{mark}] {self.exercise}: {self.message}"
 
     def __repr__(self) -> str:  # what a notebook shows if the result is the cell's value
         return str(self)
 
 
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def report(result: CheckResult, quiet: bool) -> CheckResult:
+    """Print ``result`` as one line (unless ``quiet``) and return it."""
+    if not quiet:
+        print(result)
+    return result
+
+
 def passed(exercise: str, message: str = "all checks passed.", *, quiet: bool = False) -> CheckResult:
-    result = CheckResult(exercise, True, message)
-    if not quiet:
-        print(result)
-    return result
+    return report(CheckResult(exercise, True, _one_line(message)), quiet)
 
 
-def failed(exercise: str, message: str, mistake: str | None = None, *, quiet: bool = False) -> CheckResult:
-    result = CheckResult(exercise, False, message, mistake)
-    if not quiet:
-        print(result)
-    return result
+def failed(exercise: str, message: str, mistake: str | None = None, *, quiet: bool = False,
+           printed: str = "") -> CheckResult:
+    return report(CheckResult(exercise, False, _one_line(message), mistake, printed=printed), quiet)
 
 
 class StudentError(Exception):
-    """The student's function raised; ``result`` says so in plain words."""
+    """What the student's function did cannot be checked further; ``message`` says why in one sentence."""
 
-    def __init__(self, result: CheckResult) -> None:
-        super().__init__(result.message)
-        self.result = result
-
-
-def call_student(exercise: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Call ``fn(*args, **kwargs)``; if it raises, raise :class:`StudentError` with a one-line description."""
-    if not callable(fn):
-        raise StudentError(CheckResult(exercise, False, f"expected a function, got {type(fn).__name__}.", "not-callable"))
-    shown = ", ".join([*(repr(a) for a in args), *(f"{k}={v!r}" for k, v in kwargs.items())])
-    name = getattr(fn, "__name__", "your function")
-    try:
-        return fn(*args, **kwargs)
-    except NotImplementedError:
-        raise StudentError(
-            CheckResult(exercise, False, f"{name} is not implemented yet: replace the `raise NotImplementedError` "
-                        "line with your code, run the cell, then run this check again.", "not-implemented")
-        ) from None
-    except Exception as exc:  # noqa: BLE001 - we describe it instead of showing a traceback
-        raise StudentError(
-            CheckResult(exercise, False, f"calling {name}({shown}) raised {type(exc).__name__}: {exc}", "raised")
-        ) from None
+    def __init__(self, message: str, mistake: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.mistake = mistake
 
 
-def as_tensor_output(exercise: str, value: Any, what: str) -> torch.Tensor:
-    """The student's return value as a float64 tensor, or :class:`StudentError` saying what came back instead."""
+# --- running the student's code -----------------------------------------------------------------
+
+def time_limit(value: float | None = None) -> float:
+    """The time limit in seconds: ``value``, else ``$PE_CHECK_TIME_LIMIT``, else :data:`DEFAULT_TIME_LIMIT`."""
     if value is None:
-        raise StudentError(CheckResult(exercise, False, f"{what} returned None: did you forget `return`?", "returned-none"))
+        try:
+            value = float(os.environ.get(TIME_LIMIT_ENV, DEFAULT_TIME_LIMIT))
+        except ValueError:
+            value = DEFAULT_TIME_LIMIT
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+        raise ValueError(f"time_limit must be a positive number of seconds, got {value!r}.")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """A returned value that was not brought back whole: too big, not on the CPU, or not transferable."""
+
+    kind: str  # "too-big", "device", "layout", "object"
+    text: str  # "a torch.float32 tensor of shape (8, 8) on the 'meta' device"
+    shape: tuple[int, ...] | None = None
+
+
+def _shape_text(shape: Sequence[int]) -> str:
+    return "(" + ", ".join(str(int(s)) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _portable(value: Any, depth: int = 0) -> Any:
+    """``value`` in a form that can be pickled back to the notebook cheaply; big or odd things become :class:`Opaque`."""
+    if depth > 4:
+        return Opaque("object", "a structure nested too deeply")
+    if isinstance(value, torch.Tensor):
+        shape = tuple(value.shape)
+        desc = f"a {value.dtype} tensor of shape {_shape_text(shape)}"
+        if value.device.type != "cpu":
+            return Opaque("device", f"{desc} on the {value.device.type!r} device", shape)
+        if value.layout != torch.strided or value.is_quantized:
+            return Opaque("layout", f"{desc} with {value.layout} layout", shape)
+        if value.numel() > MAX_ENTRIES:
+            return Opaque("too-big", f"{desc} ({value.numel():,} entries)", shape)
+        return value.detach().as_subclass(torch.Tensor).resolve_conj().resolve_neg().clone()
+    try:
+        import numpy as np
+    except ImportError:  # pragma: no cover - numpy comes with torch
+        np = None
+    if np is not None and isinstance(value, np.ndarray):
+        if value.size > MAX_ENTRIES:
+            return Opaque("too-big", f"a numpy array of shape {_shape_text(value.shape)} ({value.size:,} entries)",
+                          tuple(value.shape))
+        if value.dtype == object:
+            return Opaque("object", f"a numpy array of Python objects, shape {_shape_text(value.shape)}",
+                          tuple(value.shape))
+        return value.copy()
+    if isinstance(value, (list, tuple)):
+        if len(value) > _MAX_ITEMS:
+            return Opaque("too-big", f"a {type(value).__name__} of {len(value):,} items", (len(value),))
+        items = [_portable(v, depth + 1) for v in value]
+        return tuple(items) if isinstance(value, tuple) else items
+    if isinstance(value, dict):
+        if len(value) > _MAX_ITEMS:
+            return Opaque("too-big", f"a dict of {len(value):,} items")
+        if not all(isinstance(k, (str, int, float, bool, type(None))) for k in value):
+            return Opaque("object", "a dict with keys that are not names or numbers")
+        return {k: _portable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, str) and len(value) > 10_000:
+        return Opaque("too-big", f"a string of {len(value):,} characters")
+    try:
+        blob = pickle.dumps(value)
+    except Exception:  # noqa: BLE001 - a generator, a lock, a lambda...
+        return Opaque("object", f"a {type(value).__name__}")
+    if len(blob) > _MAX_BYTES:
+        return Opaque("too-big", f"a {type(value).__name__} of {len(blob):,} bytes")
+    return value
+
+
+class _Capture(io.TextIOBase):
+    """Stands in for stdout/stderr in the child: counts lines, keeps the first few kilobytes."""
+
+    def __init__(self) -> None:
+        self.kept: list[str] = []
+        self.size = 0
+        self.lines = 0
+        self.open_line = False  # the last write did not end its line
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        text = str(text)
+        self.lines += text.count("\n")
+        if text:
+            self.open_line = not text.endswith("\n")
+        if self.size < _MAX_PRINTED:
+            self.kept.append(text[: _MAX_PRINTED - self.size])
+            self.size += len(self.kept[-1])
+        return len(text)
+
+    def summary(self) -> tuple[str, int]:
+        return "".join(self.kept), self.lines + self.open_line
+
+
+def _short_error(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001
+        text = ""
+    text = re.sub(r"(tensor|array)\(.*", "<a \\1, not shown>", text.strip().splitlines()[0] if text.strip() else "")
+    return text if len(text) <= _MAX_ERROR else text[: _MAX_ERROR - 1] + "…"
+
+
+def _call(fn: Callable[..., Any], args: tuple) -> tuple:
+    try:
+        return ("ok", _portable(fn(*args)))
+    except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt too: all become one line
+        return ("raised", type(exc).__name__, _short_error(exc))
+
+
+def _dumps(message: tuple) -> bytes:
+    try:
+        return pickle.dumps(message)
+    except Exception:  # noqa: BLE001
+        return pickle.dumps(("ok", Opaque("object", "a value that cannot be sent back")) + message[-2:])
+
+
+def _child(fn: Callable[..., Any], calls: Sequence[tuple], conn: Any) -> None:  # pragma: no cover - runs forked
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)  # C-level writes too: nothing of the student's reaches the notebook
+        os.dup2(devnull, 2)
+        capture = _Capture()
+        sys.stdout = sys.stderr = capture
+        sys.stdin = io.StringIO()
+        torch.set_num_threads(1)
+        for args in calls:
+            message = _call(fn, args)
+            conn.send_bytes(_dumps(message + capture.summary()))
+        conn.close()
+    finally:
+        os._exit(0)
+
+
+class _ThreadRouter(io.TextIOBase):
+    """Stands in for sys.stdout/stderr when the student's code runs in a thread (no fork): that thread's
+    writes go to its capture, every other thread's (the notebook's) to the real stream. A global
+    ``redirect_stdout`` would swallow the notebook's own output while a stopped thread still runs."""
+
+    _captures: dict[int, _Capture] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        target = self._captures.get(threading.get_ident(), self.stream)
+        return target.write(text)
+
+    def flush(self) -> None:
+        if threading.get_ident() not in self._captures:
+            self.stream.flush()
+
+    def __getattr__(self, name: str) -> Any:  # encoding, isatty, fileno ... of the real stream
+        return getattr(self.stream, name)
+
+    @classmethod
+    def capture(cls, capture: _Capture) -> None:
+        with cls._lock:
+            for name in ("stdout", "stderr"):
+                if not isinstance(getattr(sys, name), cls):
+                    setattr(sys, name, cls(getattr(sys, name)))
+            cls._captures[threading.get_ident()] = capture
+
+    @classmethod
+    def release(cls) -> None:
+        with cls._lock:
+            cls._captures.pop(threading.get_ident(), None)
+
+
+def _fresh(args: tuple) -> tuple:
+    return tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
+
+
+class student_calls:  # noqa: N801 - used as a context manager
+    """``with student_calls(fn, calls, limit) as run: run.outcome(i)``: fn(*calls[i]) under one time limit.
+
+    An outcome is ``("ok", value)``, ``("raised", type name, message)``, ``("timeout",)`` or
+    ``("died", exit code)``. Leaving the block stops the child.
+    """
+
+    def __init__(self, fn: Callable[..., Any], calls: Sequence[tuple], limit: float) -> None:
+        self.fn, self.calls, self.limit = fn, [_fresh(c) for c in calls], limit
+        self.outcomes: list[tuple] = []
+        self.printed, self.lines = "", 0
+        self.forked = "fork" in multiprocessing.get_all_start_methods()
+
+    def __enter__(self) -> "student_calls":
+        self.deadline = time.monotonic() + self.limit
+        if self.forked:
+            try:
+                self._start_child()
+            except Exception:  # noqa: BLE001 - e.g. inside a daemonic process: use the thread instead
+                self.forked = False
+        if not self.forked:
+            self._start_thread()
+        return self
+
+    def _start_child(self) -> None:
+        ctx = multiprocessing.get_context("fork")
+        self.conn, child_end = ctx.Pipe(duplex=False)
+        self.process = ctx.Process(target=_child, args=(self.fn, self.calls, child_end), daemon=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # "multi-threaded, fork may deadlock": limited by us
+            sys.stdout.flush()
+            sys.stderr.flush()
+            self.process.start()
+        child_end.close()
+
+    def _start_thread(self) -> None:
+        self._results: list[tuple] = []
+        self._capture = _Capture()
+
+        def work() -> None:
+            _ThreadRouter.capture(self._capture)
+            try:
+                for args in self.calls:
+                    self._results.append(_call(self.fn, args) + self._capture.summary())
+            finally:
+                _ThreadRouter.release()
+
+        self.thread = threading.Thread(target=work, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        """Stop the child now (its remaining results are not needed)."""
+        if self.forked and self.process.is_alive():
+            self.process.kill()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+        if self.forked:
+            self.process.join(1.0)
+            self.conn.close()
+
+    def _receive(self) -> tuple:
+        if not self.forked:
+            while len(self._results) <= len(self.outcomes):
+                left = self.deadline - time.monotonic()
+                if left <= 0 or not self.thread.is_alive() and len(self._results) <= len(self.outcomes):
+                    return ("timeout",) if left <= 0 else ("died", None)
+                self.thread.join(min(left, 0.01))
+            return self._results[len(self.outcomes)]
+        left = self.deadline - time.monotonic()
+        try:
+            if left > 0 and self.conn.poll(left):
+                return pickle.loads(self.conn.recv_bytes())
+        except (EOFError, OSError):
+            self.process.join(1.0)
+            return ("died", self.process.exitcode)
+        except KeyboardInterrupt:
+            return ("interrupted",)
+        except Exception:  # noqa: BLE001 - a value that does not unpickle here
+            return ("ok", Opaque("object", "a value that could not be read back"), self.printed, self.lines)
+        return ("timeout",)
+
+    def outcome(self, index: int) -> tuple:
+        """The outcome of call ``index`` (calls are answered in order)."""
+        while len(self.outcomes) <= index:
+            message = self._receive()
+            if message[0] in ("ok", "raised"):
+                self.printed, self.lines = message[-2], message[-1]
+                message = message[:-2]
+            self.outcomes.append(message)
+            if message[0] not in ("ok", "raised"):
+                self.outcomes.extend([message] * (len(self.calls) - len(self.outcomes)))
+        return self.outcomes[index]
+
+
+def outcome_value(outcome: tuple, call: str, name: str, limit: float, forked: bool) -> Any:
+    """The value of an ``ok`` outcome, or :class:`StudentError` describing what happened instead."""
+    kind = outcome[0]
+    if kind == "ok":
+        return outcome[1]
+    if kind == "raised":
+        error, text = outcome[1], outcome[2]
+        if error == "NotImplementedError":
+            raise StudentError(f"{name} is not implemented yet: replace the `raise NotImplementedError` line with "
+                               "your code, run the cell, then run this check again.", "not-implemented")
+        detail = f": {text}" if text else ""
+        raise StudentError(f"calling {call} raised {error}{detail}", "raised")
+    if kind == "timeout":
+        tail = "" if forked else (" It is still running in the background (this system cannot fork): restart the "
+                                  "kernel to stop it.")
+        raise StudentError(f"{call} did not return within the time limit of {limit:g} s (for all calls of this "
+                           f"check), so it was stopped: look for a loop that never ends or a sleep.{tail}", "timeout")
+    if kind == "interrupted":
+        raise StudentError(f"{call} was interrupted before it returned (you stopped it).", "interrupted")
+    code = outcome[1]
+    raise StudentError(f"{call} ended the process that ran it (exit code {code}) before returning: avoid "
+                       "os._exit and code that crashes Python.", "died")
+
+
+# --- converting and comparing answers -----------------------------------------------------------
+
+def shape_cause(got: tuple[int, ...], want: tuple[int, ...]) -> str:
+    """A likely reason why an answer has shape ``got`` where ``want`` was expected ("" if none is known)."""
+    if len(got) == len(want) == 2 and got == want[::-1] and got != want:
+        return "rows and columns are swapped: transpose it, or build it the other way round"
+    if tuple(s for s in got if s != 1) == tuple(s for s in want if s != 1) and len(got) != len(want):
+        return "an extra or missing dimension of size 1: use .squeeze() / .unsqueeze() or index it away"
+    if len(want) == 2 and got == (want[0],) and want[0] == want[1]:
+        return ("one entry per row: indexing with two index tensors at once, t[idx, idx], picks single entries; "
+                "index rows then columns, t[idx][:, idx]")
+    if len(got) == len(want) and all(g >= w for g, w in zip(got, want)):
+        return "more rows or columns than asked: check what you sliced"
+    return ""
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "None (did you forget `return`?)"
+    if isinstance(value, Opaque):
+        return value.text
+    if isinstance(value, torch.Tensor):
+        return f"a {value.dtype} tensor of shape {_shape_text(value.shape)}"
+    return f"a {type(value).__name__}"
+
+
+def as_tensor(value: Any, what: str) -> torch.Tensor:
+    """The student's value as a tensor of any shape, or :class:`StudentError`: None, not a tensor, another device, complex."""
+    if isinstance(value, Opaque):
+        if value.kind == "device":
+            raise StudentError(f"{what} returned {value.text}: return it on the CPU, where the inputs are "
+                               "(.cpu(), and no device=... when you create tensors).", "wrong-device")
+        raise StudentError(f"{what} should return a tensor, got {value.text}.", "not-a-tensor")
+    if value is None:
+        raise StudentError(f"{what} returned None: did you forget `return`?", "returned-none")
+    if isinstance(value, (str, bytes, dict)):
+        raise StudentError(f"{what} should return a tensor, got {_kind(value)}.", "not-a-tensor")
     try:
         t = torch.as_tensor(value)
     except Exception:  # noqa: BLE001
-        raise StudentError(
-            CheckResult(exercise, False, f"{what} should return a tensor, got {type(value).__name__}.", "not-a-tensor")
-        ) from None
-    return t.detach().to(torch.float64)
+        raise StudentError(f"{what} should return a tensor, got {_kind(value)}.", "not-a-tensor") from None
+    if t.is_complex():
+        raise StudentError(f"{what} returned complex values ({t.dtype}); the answer is real: keep the real "
+                           "formula (no complex numbers, no 1j).", "complex")
+    return t
+
+
+def tensor_answer(*, cause: Callable[[tuple, tuple, "Case"], str] | None = None, meaning: str = "",
+                  finite: bool = True) -> Callable[[Any, Any, "Case"], torch.Tensor]:
+    """A converter: the student's value as a float64 tensor of the reference's shape, or a one-line reason.
+
+    On a wrong shape the message gives both shapes, what the expected shape means (``meaning``, e.g.
+    "one row per token") and the likely cause: ``cause(got_shape, want_shape, case)`` if it names one,
+    else :func:`shape_cause`'s guess.
+    """
+
+    def convert(value: Any, want: Any, case: Case) -> torch.Tensor:
+        what = case.call
+        if isinstance(value, Opaque) and value.kind == "too-big" and value.shape is not None:
+            got_shape = value.shape
+        else:
+            t = as_tensor(value, what)
+            got_shape = tuple(t.shape)
+        want_shape = tuple(want.shape)
+        if got_shape != want_shape:
+            reason = (cause(got_shape, want_shape, case) if cause else "") or shape_cause(got_shape, want_shape)
+            said = f" ({meaning})" if meaning else ""
+            raise StudentError(f"{what} returned shape {_shape_text(got_shape)}; expected {_shape_text(want_shape)}"
+                               f"{said}" + (f": {reason}." if reason else "."), "wrong-shape")
+        if isinstance(value, Opaque):
+            t = as_tensor(value, what)  # raises: an opaque value of the right shape is still not a tensor
+        t = t.detach().to(torch.float64)
+        if finite and not torch.isfinite(t).all():
+            where = tuple(int(i) for i in (~torch.isfinite(t)).nonzero()[0])
+            raise StudentError(f"{what} contains NaN or inf (first at entry {list(where)}): look for a division "
+                               "by zero or a log of 0.", "not-finite")
+        return t
+
+    return convert
+
+
+def number_answer(meaning: str) -> Callable[[Any, Any, "Case"], float]:
+    """A converter for one real number: int, float, numpy scalar or one-entry tensor/array; ``meaning`` names it."""
+
+    def convert(value: Any, want: Any, case: Case) -> float:
+        if isinstance(value, bool):
+            raise StudentError(f"{case.call} should return one number, {meaning}, got a bool.", "not-a-number")
+        if isinstance(value, complex):
+            raise StudentError(f"{case.call} returned a complex number; {meaning} is real.", "complex")
+        if isinstance(value, (str, bytes, dict, list, tuple)) or value is None or isinstance(value, Opaque):
+            raise StudentError(f"{case.call} should return one number, {meaning}, got {_kind(value)}.",
+                               "not-a-number")
+        t = as_tensor(value, case.call)
+        if t.numel() != 1:
+            raise StudentError(f"{case.call} should return one number, {meaning}, got {_kind(t)}.", "not-a-number")
+        number = float(t.reshape(()).to(torch.float64))
+        if not math.isfinite(number):
+            raise StudentError(f"{case.call} returned {number}; {meaning} is a finite number.", "not-finite")
+        return number
+
+    return convert
+
+
+def close(atol: float) -> Callable[[Any, Any], bool]:
+    """Equality within ``atol`` (absolute) for tensors, numbers, or tuples of them."""
+
+    def same(a: Any, b: Any) -> bool:
+        if isinstance(a, tuple) or isinstance(b, tuple):
+            return (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)
+                    and all(same(x, y) for x, y in zip(a, b)))
+        if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+            a, b = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64)
+            return a.shape == b.shape and bool(torch.allclose(a, b, atol=atol, rtol=0))
+        return abs(float(a) - float(b)) <= atol * max(1.0, abs(float(b)))
+
+    return same
+
+
+def first_difference(got: torch.Tensor, want: torch.Tensor, atol: float, name: str = "entry") -> str:
+    """``"entry [2, 3] should be 0.1234, got 0.5678"`` for the first entry off by more than ``atol``."""
+    index = tuple(int(i) for i in ((got - want).abs() > atol).nonzero()[0])
+    at = ", ".join(str(i) for i in index)
+    return f"{name} [{at}] should be {float(want[index]):.4f}, got {float(got[index]):.4f}"
+
+
+# --- the loop -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Case:
+    """One call of the student's function: its ``args`` and how the call reads in a message.
+
+    ``reference_args``, if given, are what the reference is called with instead (e.g. the two positions
+    m, n whose offset the student gets).
+    """
+
+    args: tuple
+    call: str
+    reference_args: tuple | None = None
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A named mistake, written once as a wrong function with the student's signature, and what to change."""
+
+    name: str
+    fn: Callable[..., Any]
+    why: str
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """Everything :func:`run_exercise` needs to check one exercise.
+
+    ``convert(value, want, case)`` turns the student's value (and a mistake's) into something ``same``
+    compares with the reference's converted value, or raises :class:`StudentError`; by default a float64
+    tensor of the reference's shape (``meaning`` says what that shape is), compared within ``atol``.
+    ``diagnose(got, want, case)`` runs when the answer matches neither the reference nor a named
+    mistake, and returns ``(mistake name, message)``. ``explain(error type, error message, case)``
+    may add what an exception raised by the student's code most likely means.
+    """
+
+    title: str
+    cases: tuple[Case, ...]
+    reference: Callable[..., Any]
+    success: str
+    mistakes: tuple[Mistake, ...] = ()
+    diagnose: Callable[[Any, Any, Case], tuple[str, str]] | None = None
+    explain: Callable[[str, str, Case], str] | None = None
+    atol: float = 1e-4
+    meaning: str = ""
+    convert: Callable[[Any, Any, Case], Any] | None = None
+    same: Callable[[Any, Any], bool] | None = None
+
+    def __post_init__(self) -> None:
+        if self.convert is None:  # the common case: a tensor answer of the reference's shape
+            object.__setattr__(self, "convert", tensor_answer(meaning=self.meaning))
+        if self.same is None:
+            object.__setattr__(self, "same", close(self.atol))
+        EXERCISES.append(self)
+
+    @property
+    def mistake_names(self) -> tuple[str, ...]:
+        return tuple(m.name for m in self.mistakes)
+
+
+#: Every :class:`Exercise` defined (the tests run each named mistake of each through :func:`run_exercise`).
+EXERCISES: list[Exercise] = []
+
+
+def _converted(ex: Exercise, value: Any, want: Any, case: Case) -> Any:
+    try:
+        return ex.convert(value, want, case)
+    except Exception:  # noqa: BLE001 - e.g. a shape that differs: not this answer
+        return None
+
+
+def _named(ex: Exercise, values: list[Any]) -> Mistake | None:
+    """The first mistake whose outputs equal the student's ``values`` on every case so far (each in its own shape)."""
+    for mistake in ex.mistakes:
+        for case, value in zip(ex.cases, values):
+            try:
+                raw = _portable(mistake.fn(*_fresh(case.args)))
+            except Exception:  # noqa: BLE001 - our own wrong function does not apply to this case
+                break
+            theirs = _converted(ex, raw, raw, case)
+            yours = _converted(ex, value, raw, case)
+            if theirs is None or yours is None or not ex.same(yours, theirs):
+                break
+        else:
+            return mistake
+    return None
+
+
+def _value(ex: Exercise, run: student_calls, i: int, case: Case, name: str, limit: float) -> Any:
+    """The student's value for case ``i``, or :class:`StudentError` (with ``ex.explain``'s hint for an exception)."""
+    outcome = run.outcome(i)
+    try:
+        return outcome_value(outcome, case.call, name, limit, run.forked)
+    except StudentError as err:
+        hint = ex.explain(outcome[1], outcome[2], case) if err.mistake == "raised" and ex.explain else ""
+        if hint:
+            raise StudentError(f"{err.message}. {hint}", "raised") from None
+        raise
+
+
+_WANTS: dict[int, tuple[Exercise, list[Any]]] = {}
+
+
+def _wants(ex: Exercise) -> list[Any]:
+    """The reference's converted answers for every case of ``ex`` (computed once per exercise)."""
+    if id(ex) not in _WANTS:
+        wants = []
+        for case in ex.cases:
+            raw = ex.reference(*_fresh(case.args if case.reference_args is None else case.reference_args))
+            wants.append(ex.convert(raw, raw, case))
+        _WANTS[id(ex)] = (ex, wants)  # the exercise is kept too, so its id is never reused
+    return _WANTS[id(ex)][1]
+
+
+def run_exercise(ex: Exercise, fn: Callable[..., Any], *, quiet: bool = False,
+                 limit: float | None = None) -> CheckResult:
+    """Run ``fn`` on every case of ``ex`` (in a child, under the time limit) and report one line.
+
+    Fails at the first case whose answer differs from the reference: naming the mistake whose
+    outputs equal the student's on every case so far, else ``ex.diagnose``'s words, else "other".
+    """
+    limit = time_limit(limit)
+    if not callable(fn):
+        return failed(ex.title, f"expected a function, got {_kind(fn)}.", "not-callable", quiet=quiet)
+    name = getattr(fn, "__name__", "your function")
+    wants = _wants(ex)
+    with student_calls(fn, [c.args for c in ex.cases], limit) as run:
+        verdict = _verdict(ex, run, wants, name, limit)
+    if verdict is None:
+        return passed(ex.title, ex.success, quiet=quiet)
+    message, mistake = verdict
+    if run.lines or run.printed:
+        message += f" (Your function printed {run.lines} line(s), not shown here: see .printed on the result.)"
+    return failed(ex.title, message, mistake, quiet=quiet, printed=run.printed)
+
+
+def _diagnosis(ex: Exercise, got: Any, want: Any, case: Case) -> tuple[str, str]:
+    try:
+        found = ex.diagnose(got, want, case) if ex.diagnose else None
+    except Exception:  # noqa: BLE001 - a diagnosis that fails must not hide the verdict
+        found = None
+    return found or ("other", "it differs from the reference answer.")
+
+
+def _rest(run: student_calls, start: int, stop: int) -> list[Any]:
+    """The student's values for the cases after a wrong one (as far as they returned): a mistake must explain all."""
+    values = []
+    for j in range(start, stop):
+        outcome = run.outcome(j)
+        if outcome[0] != "ok":
+            break
+        values.append(outcome[1])
+    return values
+
+
+def _verdict(ex: Exercise, run: student_calls, wants: list[Any], name: str, limit: float) -> tuple[str, str] | None:
+    """``None`` if every case matches the reference, else ``(message, mistake name)``."""
+    values: list[Any] = []
+    try:
+        for i, case in enumerate(ex.cases):
+            values.append(_value(ex, run, i, case, name, limit))
+            try:
+                got = ex.convert(values[-1], wants[i], case)
+            except StudentError as err:
+                run.stop()  # every value needed is here: free the CPU for the diagnosis
+                mistake = _named(ex, values)
+                return (f"{case.call} is off: {mistake.why}", mistake.name) if mistake else (err.message, err.mistake)
+            if ex.same(got, wants[i]):
+                continue
+            values += _rest(run, i + 1, len(ex.cases))
+            run.stop()
+            mistake = _named(ex, values)
+            if mistake:
+                return f"{case.call} is off: {mistake.why}", mistake.name
+            label, text = _diagnosis(ex, got, wants[i], case)
+            return f"{case.call} is off: {text}", label
+    except StudentError as err:
+        return err.message, err.mistake
+    return None
 
 
 class expect_error:  # noqa: N801 - used as a context manager, reads like a sentence

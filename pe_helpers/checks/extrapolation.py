@@ -1,188 +1,233 @@
 r"""Notebook 05, "Limits and extrapolation", checkers: the copy task's loss mask, and a prediction of the extrapolation curve.
 
-* :func:`check_copy_loss_mask`: ``fn(lengths, total_len) -> bool[B, total_len]`` must be True
-  exactly at the positions whose *target* is a copied token, :math:`n \le t \le 2n-1`
-  (the model reads ``x_1..x_n SEP x_1..x_{n-1}`` at positions ``0 .. 2n-1``);
-* :func:`check_extrapolation_prediction`: ``fn() -> {encoding: accuracy at 2L, or None}``, the
-  student's guess written *before* the lab runs, compared with the measured curve.
+* :func:`check_copy_loss_mask` (5.2): ``fn(lengths, total_len) -> bool[B, total_len]`` must be True
+  exactly at the positions whose *target* is a copied token (the model reads
+  ``x_1..x_n SEP x_1..x_{n-1}`` at positions ``0 .. 2n-1``);
+* :func:`check_extrapolation_prediction` (5.1): ``fn() -> {encoding: accuracy at 2L, or None}``, the
+  student's guess written *before* the lab runs. It is **recorded** and shown against the measured
+  curve, never marked pass or fail: a prediction is for thinking, not for scoring.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import Tensor
 
 from ..extrapolation.results import LabResults, latest_results, reference_results
 from ..extrapolation.task import copy_loss_mask
-from ._base import CheckResult, StudentError, call_student, failed, passed
+from ._base import (
+    Case,
+    CheckResult,
+    Exercise,
+    Mistake,
+    StudentError,
+    failed,
+    number_answer,
+    outcome_value,
+    report,
+    run_exercise,
+    student_calls,
+    tensor_answer,
+    time_limit as _time_limit,
+)
 
 __all__ = ["check_copy_loss_mask", "check_extrapolation_prediction", "COPY_MASK_MISTAKES",
            "PREDICTION_MISTAKES", "PREDICTION_TOLERANCE"]
 
+
+# --- 5.2 the copy-task loss mask ----------------------------------------------------------------
+
 _MASK_CASES = (([3], 8), ([1, 4, 2], 8), ([5, 5], 12), ([2, 7, 1, 3], 14))
 
 
-def _mask_mistakes(lengths: Tensor, total_len: int) -> dict[str, tuple[Tensor, str]]:
-    t = torch.arange(total_len)[None, :]
-    n = lengths[:, None]
-    right = (t >= n) & (t < 2 * n)
-    return {
-        "includes-separator": (
-            (t >= n - 1) & (t < 2 * n),
-            "your mask also counts position n - 1, whose target is SEP. SEP always comes right after the "
-            "prompt: predicting it is not copying. Start at t = n.",
-        ),
-        "shifted-right": (
-            (t > n) & (t <= 2 * n),
-            "your mask is shifted one position to the right (n+1 .. 2n). The input at position t predicts "
-            "the token at t + 1, so the first copied token (at sequence index n + 1) is predicted at t = n, "
-            "and the last (index 2n) at t = 2n - 1.",
-        ),
-        "prompt-half": (
-            t < n,
-            "your mask covers the prompt half (t < n). Those targets are random tokens nobody can predict; "
-            "the loss belongs on the copied half, n <= t <= 2n - 1.",
-        ),
-        "all-real-tokens": (
-            t < 2 * n,
-            "your mask counts every real position (t < 2n), including the prompt, whose next tokens are "
-            "random. Keep only the copied half, n <= t <= 2n - 1.",
-        ),
-        "includes-padding": (
-            t >= n,
-            "your mask runs to the end of the row (t >= n), into the padding of shorter sequences. "
-            "Stop at t = 2n - 1.",
-        ),
-        "inverted": (
-            ~right,
-            "your mask is inverted: True where it should be False. Use & (and) / >= < rather than their negations.",
-        ),
-    }
+def _between(lengths: Tensor, total_len: int, low: int, high: int | None) -> Tensor:
+    """True where ``n + low <= t < 2n + high`` (``high=None``: to the end of the row); n is each row's length."""
+    t, n = torch.arange(total_len)[None, :], lengths[:, None]
+    inside = t >= n + low
+    return inside if high is None else inside & (t < 2 * n + high)
 
+
+def _below(lengths: Tensor, total_len: int, factor: int) -> Tensor:
+    """True where ``t < factor·n``."""
+    return torch.arange(total_len)[None, :] < factor * lengths[:, None]
+
+
+_MASK_MISTAKES = (
+    Mistake("includes-separator", lambda lengths, total: _between(lengths, total, -1, 0),
+            "your mask also counts position n - 1, whose target is SEP. SEP always comes right after the prompt: "
+            "predicting it is not copying. Start at t = n."),
+    Mistake("shifted-right", lambda lengths, total: _between(lengths, total, 1, 1),
+            "your mask is shifted one position to the right (n+1 .. 2n). The input at position t predicts the token "
+            "at t + 1, so the first copied token (at sequence index n + 1) is predicted at t = n, and the last "
+            "(index 2n) at t = 2n - 1."),
+    Mistake("prompt-half", lambda lengths, total: _below(lengths, total, 1),
+            "your mask covers the prompt half (t < n). Those targets are random tokens nobody can predict; the loss "
+            "belongs on the copied half, which starts at t = n."),
+    Mistake("all-real-tokens", lambda lengths, total: _below(lengths, total, 2),
+            "your mask counts every real position (t < 2n), including the prompt, whose next tokens are random. "
+            "Keep only the copied half."),
+    Mistake("includes-padding", lambda lengths, total: _between(lengths, total, 0, None),
+            "your mask runs to the end of the row (t >= n), into the padding of shorter sequences. "
+            "Stop where the copy ends."),
+    Mistake("inverted", lambda lengths, total: ~copy_loss_mask(lengths, total),
+            "your mask is inverted: True where it should be False. Use & (and) / >= < rather than their negations."),
+)
 
 #: The named mistakes :func:`check_copy_loss_mask` recognises.
-COPY_MASK_MISTAKES = tuple(_mask_mistakes(torch.tensor([2]), 4))
+COPY_MASK_MISTAKES = tuple(m.name for m in _MASK_MISTAKES)
+
+_MASK_SHAPE = tensor_answer(meaning="one row per sequence, one column per input position", finite=False)
 
 
-def check_copy_loss_mask(fn: Callable[[Tensor, int], object], *, quiet: bool = False) -> CheckResult:
-    """Check ``fn(lengths, total_len)`` against the copy-task loss mask :math:`n_b \\le t \\le 2n_b - 1`.
+def _as_mask(value: Any, want: Any, case: Case) -> Tensor:
+    got = _MASK_SHAPE(value, want, case)
+    if not bool(((got == 0) | (got == 1)).all()):
+        shown = sorted(set(got[(got != 0) & (got != 1)].flatten().tolist()))[:3]
+        shown = ", ".join("nan" if v != v else f"{v:g}" for v in shown)
+        raise StudentError(f"{case.call} returned values such as {shown}; a mask holds True/False (or 1/0).",
+                           "not-boolean")
+    return got != 0
+
+
+def _diagnose_mask(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
+    lengths = case.args[0].tolist()
+    b, t = (int(v) for v in (got != want).nonzero()[0])
+    return ("other", f"row {b} (n = {lengths[b]}) position {t} should be {bool(want[b, t])}: only positions whose "
+                     "next token is a copied token count.")
+
+
+_MASK = Exercise(
+    title="Exercise 5.2: copy-task loss mask",
+    cases=tuple(Case((torch.tensor(lengths), total), f"fn(lengths={lengths}, total_len={total})")
+                for lengths, total in _MASK_CASES),
+    reference=copy_loss_mask,
+    convert=_as_mask,
+    same=lambda a, b: a.shape == b.shape and torch.equal(a, b),
+    mistakes=_MASK_MISTAKES,
+    diagnose=_diagnose_mask,
+    success=f"matches the reference mask on {len(_MASK_CASES)} batches (mixed lengths with padding included).",
+)
+
+
+def check_copy_loss_mask(fn: Callable[[Tensor, int], object], *, quiet: bool = False,
+                         time_limit: float | None = None) -> CheckResult:
+    """Check ``fn(lengths, total_len)`` against the copy-task loss mask (:func:`~pe_helpers.extrapolation.task.copy_loss_mask`).
 
     ``lengths`` is a 1-D long tensor of copy lengths ``n_b``; the answer must have shape
     ``[len(lengths), total_len]`` and be boolean (or 0/1).
     """
-    ex = "Exercise 5.2: copy-task loss mask"
-    try:
-        for lengths_list, total_len in _MASK_CASES:
-            lengths = torch.tensor(lengths_list)
-            raw = call_student(ex, fn, lengths.clone(), total_len)
-            shown = f"fn(torch.tensor({lengths_list}), {total_len})"
-            if raw is None:
-                return failed(ex, f"{shown} returned None: did you forget `return`?", "returned-none", quiet=quiet)
-            try:
-                got = torch.as_tensor(raw)
-            except Exception:  # noqa: BLE001
-                return failed(ex, f"{shown} should return a tensor, got {type(raw).__name__}.", "not-a-tensor",
-                              quiet=quiet)
-            want = copy_loss_mask(lengths, total_len)
-            if tuple(got.shape) != tuple(want.shape):
-                return failed(ex, f"{shown} returned shape {tuple(got.shape)}; expected {tuple(want.shape)} "
-                                  "(one row per sequence, one column per input position).", "wrong-shape", quiet=quiet)
-            if got.dtype != torch.bool:
-                values = set(torch.unique(got.to(torch.float64)).tolist())
-                if not values <= {0.0, 1.0}:
-                    return failed(ex, f"{shown} returned values {sorted(values)[:4]}; a mask holds True/False "
-                                      "(or 1/0).", "not-boolean", quiet=quiet)
-                got = got != 0
-            if torch.equal(got, want):
-                continue
-            for name, (mask, why) in _mask_mistakes(lengths, total_len).items():
-                if torch.equal(got, mask):
-                    return failed(ex, f"{shown} is off: {why}", name, quiet=quiet)
-            b, t = (int(v) for v in (got != want).nonzero()[0])
-            n = lengths_list[b]
-            return failed(ex, f"{shown} is off: row {b} (n = {n}) position {t} should be {bool(want[b, t])}. "
-                              f"The mask is True exactly for {n} <= t <= {2 * n - 1}.", "other", quiet=quiet)
-    except StudentError as err:
-        return failed(ex, err.result.message, err.result.mistake, quiet=quiet)
-    return passed(ex, f"matches the reference mask n <= t <= 2n - 1 on {len(_MASK_CASES)} batches "
-                      "(mixed lengths with padding included).", quiet=quiet)
+    return run_exercise(_MASK, fn, quiet=quiet, limit=time_limit)
 
 
-#: How far a predicted accuracy may be from the measured one and still count as right.
+# --- 5.1 the prediction: recorded and compared, never scored -------------------------------------
+
+#: How far a predicted accuracy may be from the measured one and still count as close.
 PREDICTION_TOLERANCE = 0.25
 _SHOULD_PREDICT = ("none", "learned", "sinusoidal", "rope")
+_EX_PREDICT = "Exercise 5.1: predict the curve"
+
+_PREDICTION_NOTES = {
+    "sinusoidal-extrapolates": (
+        "You expected the sinusoidal model to keep copying at 2L because PE(pos) can be computed for any pos. It "
+        "can, but the model never saw positions >= 2L in training: its attention, tuned to the vectors of "
+        "positions 0..2L-1, drifts on the new ones (seed section 4.3)."),
+    "learned-number": (
+        "You gave a number for 'learned'. Its table has exactly 2L rows: at length 2L the model cannot even run "
+        "(PositionOutOfRangeError)."),
+    "far-off": "Look at the plot, then say in one sentence why the curve is where it is.",
+}
+
+#: What :func:`check_extrapolation_prediction` recognises: notes on a recorded prediction (the first three)
+#: and the format problems that keep it from being recorded.
+PREDICTION_MISTAKES = ("sinusoidal-extrapolates", "learned-number", "far-off", "missing-encoding",
+                       "not-a-probability", "not-a-dict")
 
 
-def _prediction_mistakes(results: LabResults) -> dict[str, str]:
-    return {
-        "sinusoidal-extrapolates": (
-            "you expected the sinusoidal model to keep copying at 2L because PE(pos) can be computed for any "
-            "pos. It can, but the model never saw positions >= 2L in training: its attention, tuned to the "
-            "vectors of positions 0..2L-1, drifts on the new ones (seed section 4.3)."
-        ),
-        "learned-number": (
-            "you gave a number for 'learned'. Its table has exactly 2L rows: at length 2L the model cannot even "
-            "run (PositionOutOfRangeError). Predict None for it."
-        ),
-    }
+def _guess(value: Any, encoding: str) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = number_answer("a token accuracy")(value, None, Case((), "fn()"))
+    except StudentError:
+        number = float("nan")
+    if not 0.0 <= number <= 1.0:
+        shown = repr(value) if isinstance(value, (int, float, str)) and len(repr(value)) <= 24 else \
+            f"a {type(value).__name__}"
+        raise StudentError(f"the prediction for {encoding!r} is {shown}: give a token accuracy between 0 and 1, "
+                           "or None.", "not-a-probability")
+    return number
 
 
-#: The named mistakes :func:`check_extrapolation_prediction` recognises (besides the format ones).
-PREDICTION_MISTAKES = ("sinusoidal-extrapolates", "learned-number", "missing-encoding", "not-a-probability",
-                       "not-a-dict", "far-off")
+def _read_prediction(got: Any, results: LabResults) -> dict[str, float | None]:
+    if not isinstance(got, dict):
+        raise StudentError("fn() should return a dict like {'none': 0.5, 'learned': None, ...}, got "
+                           f"a {type(got).__name__}.", "not-a-dict")
+    wanted = [e for e in _SHOULD_PREDICT if e in results.encodings]
+    missing = [e for e in wanted if e not in got]
+    if missing:
+        raise StudentError(f"your dict has no prediction for {', '.join(missing)}.", "missing-encoding")
+    return {e: _guess(got[e], e) for e in wanted}
+
+
+def _note(guesses: dict[str, float | None], measured: dict[str, float | None]) -> str | None:
+    """The named misconception the prediction shows, if any."""
+    if any(measured[e] is None and g is not None for e, g in guesses.items()):
+        return "learned-number"
+    sin = guesses.get("sinusoidal")
+    if sin is not None and measured.get("sinusoidal") is not None and sin - measured["sinusoidal"] > PREDICTION_TOLERANCE:
+        return "sinusoidal-extrapolates"
+    if any((g is None) != (measured[e] is None) or g is not None and abs(g - measured[e]) > PREDICTION_TOLERANCE
+           for e, g in guesses.items()):
+        return "far-off"
+    return None
+
+
+def _side_by_side(guesses: dict[str, float | None], measured: dict[str, float | None]) -> str:
+    def show(v: float | None) -> str:
+        return "cannot run" if v is None else f"{v:.2f}"
+
+    def one(e: str, g: float | None) -> str:
+        if g is None and measured[e] is not None:
+            return f"{e}: you said it cannot run, but it runs (only a learned table has a last row): {show(measured[e])}"
+        return f"{e} {show(g)} vs {show(measured[e])}"
+
+    return "; ".join(one(e, g) for e, g in guesses.items())
 
 
 def check_extrapolation_prediction(fn: Callable[[], object], *, results: LabResults | None = None,
-                                   quiet: bool = False) -> CheckResult:
-    """Compare ``fn()``, a dict ``{encoding: predicted token accuracy at copy length 2L}``, with the lab.
+                                   quiet: bool = False, time_limit: float | None = None) -> CheckResult:
+    """Record ``fn()``, a dict ``{encoding: predicted token accuracy at copy length 2L}``, beside the lab's result.
 
-    Encodings ``none``, ``learned``, ``sinusoidal`` and ``rope`` must be predicted; use ``None`` for a
-    model that cannot run at 2L. A number within :data:`PREDICTION_TOLERANCE` of the measured
-    accuracy counts as right. The measured numbers come from ``results``, else the latest
-    :func:`~pe_helpers.extrapolation.run_lab` in this kernel, else the committed reference run.
+    Encodings ``none``, ``learned``, ``sinusoidal`` and ``rope`` must be predicted; ``None`` means "cannot
+    run at 2L". The prediction is never marked pass or fail: the result is ``[RECORDED]`` (truthy,
+    ``recorded=True``) with each guess shown against the measured accuracy, and ``mistake`` names a
+    misconception it shows (``sinusoidal-extrapolates``, ``learned-number``, or ``far-off`` when a guess is
+    more than :data:`PREDICTION_TOLERANCE` away). A prediction that cannot be read (not a dict, a missing
+    encoding, not a number in [0, 1], an error) is ``[NOT YET]``. The measured numbers come from
+    ``results``, else the latest :func:`~pe_helpers.extrapolation.run_lab` in this kernel, else the
+    committed reference run.
     """
-    ex = "Exercise 5.1: predict the curve"
+    limit = _time_limit(time_limit)
     results = results or latest_results() or reference_results()
     n = 2 * results.train_len
+    if not callable(fn):
+        return failed(_EX_PREDICT, f"expected a function, got a {type(fn).__name__}.", "not-callable", quiet=quiet)
+    with student_calls(fn, [()], limit) as run:
+        outcome = run.outcome(0)
     try:
-        got = call_student(ex, fn)
+        guesses = _read_prediction(outcome_value(outcome, "fn()", getattr(fn, "__name__", "fn"), limit, run.forked),
+                                   results)
     except StudentError as err:
-        return failed(ex, err.result.message, err.result.mistake, quiet=quiet)
-    if not isinstance(got, dict):
-        return failed(ex, f"fn() should return a dict like {{'none': 0.5, 'learned': None, ...}}, got "
-                          f"{type(got).__name__}.", "not-a-dict", quiet=quiet)
-    missing = [e for e in _SHOULD_PREDICT if e in results.encodings and e not in got]
-    if missing:
-        return failed(ex, f"your dict has no prediction for {', '.join(missing)}.", "missing-encoding", quiet=quiet)
-    named = _prediction_mistakes(results)
-    wrong: list[str] = []
-    for e in _SHOULD_PREDICT:
-        if e not in results.encodings:
-            continue
-        guess, actual = got[e], results.accuracy_at(e, n)
-        if guess is not None and (isinstance(guess, bool) or not isinstance(guess, (int, float))
-                                  or not 0.0 <= float(guess) <= 1.0):
-            return failed(ex, f"the prediction for {e!r} is {guess!r}: give a token accuracy between 0 and 1, "
-                              "or None.", "not-a-probability", quiet=quiet)
-        if actual is None:
-            if guess is not None:
-                return failed(ex, named["learned-number"], "learned-number", quiet=quiet)
-            continue
-        if guess is None:
-            wrong.append(f"{e}: you said it cannot run, but it runs (only a learned table has a last row)")
-            continue
-        if abs(float(guess) - actual) > PREDICTION_TOLERANCE:
-            if e == "sinusoidal" and float(guess) > actual:
-                return failed(ex, named["sinusoidal-extrapolates"], "sinusoidal-extrapolates", quiet=quiet)
-            direction = "lower" if float(guess) > actual else "higher"
-            wrong.append(f"{e}: the measured accuracy is {direction} than your {float(guess):.2f}")
-    if wrong:
-        return failed(ex, "not quite at length 2L = " + str(n) + ": " + "; ".join(wrong) +
-                      ". Look at the plot, then say in one sentence why.", "far-off", quiet=quiet)
-    return passed(ex, f"every prediction is within {PREDICTION_TOLERANCE} of the measured accuracy at copy "
-                      f"length 2L = {n}, and you knew the learned table cannot run there.", quiet=quiet)
+        return failed(_EX_PREDICT, err.message, err.mistake, quiet=quiet, printed=run.printed)
+    measured = {e: results.accuracy_at(e, n) for e in guesses}
+    note = _note(guesses, measured)
+    message = f"at copy length 2L = {n}, your prediction vs the measured accuracy: {_side_by_side(guesses, measured)}."
+    if note:
+        message += " " + _PREDICTION_NOTES[note]
+    return report(CheckResult(_EX_PREDICT, False, message, note, recorded=True, printed=run.printed), quiet)
 
 
 # --- ★★★ reasoning exercises (issue 14) ---

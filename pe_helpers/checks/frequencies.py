@@ -1,106 +1,385 @@
-r"""Notebook 03, "Sinusoidal frequencies", checkers: checker for "map the concatenated layout back to the interleaved one".
+r"""Notebook 03, "Sinusoidal frequencies", checkers: the sinusoidal table (3.1) and concatenated -> interleaved (3.2).
 
-The student writes ``order = fn(dim)``, a column order with
-``sinusoidal(n, d, layout="concatenated")[:, order] == sinusoidal(n, d)`` (interleaved): column ``2i``
-must come from column ``i`` (the sin of pair i), column ``2i+1`` from column ``d/2 + i`` (its cos).
-It is the inverse of :func:`~pe_helpers.encodings.layout_permutation`.
+* :func:`check_sinusoidal` (3.1): ``fn(seq_len, dim)`` must return the interleaved table
+  :math:`PE(pos, 2i) = \sin(pos\,\omega_i)`, :math:`PE(pos, 2i+1) = \cos(pos\,\omega_i)`,
+  :math:`\omega_i = 10000^{-2i/d}`. Each named mistake is a formula bug seen in public code, written
+  once as a wrong function (:func:`example_mistakes`). A table that matches none is diagnosed: shifted
+  positions, another frequency schedule (another base, or angles scaled by a constant), rows or
+  columns in another order, values of reduced precision (float16/bfloat16). Only a table that fits
+  none of these gets "the first wrong entry".
+* :func:`check_concatenated_to_interleaved` (3.2): ``fn(dim)`` must return a column order with
+  ``sinusoidal(n, d, layout="concatenated")[:, order] == sinusoidal(n, d)``: the inverse of
+  :func:`~pe_helpers.encodings.layout_permutation`.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import Tensor
 
-from ..encodings import layout_permutation, sinusoidal
-from ._base import CheckResult, StudentError, call_student, failed, passed
+from ..encodings import inverse_frequencies, layout_permutation, sinusoidal
+from ._base import (
+    Case,
+    CheckResult,
+    Exercise,
+    Mistake,
+    StudentError,
+    run_exercise,
+    tensor_answer,
+)
 
-__all__ = ["check_concatenated_to_interleaved", "LAYOUT_MISTAKES"]
+__all__ = ["check_sinusoidal", "SINUSOIDAL_MISTAKES", "example_mistakes",
+           "check_concatenated_to_interleaved", "LAYOUT_MISTAKES"]
+
+_ATOL = 1e-4
+_CASES = ((16, 8), (50, 32), (9, 6))
+_EX_TABLE = "Exercise 3.1: the sinusoidal table"
+_EX_LAYOUT = "Exercise 3.2: concatenated -> interleaved"
+_T2T = "ω_i = 10000^(-i/(d/2-1))"
+
+
+# --- 3.1: the named mistakes, each the seed's code with one line changed ----------------------------
+
+def _seed_table(seq_len: int, dim: int, *, two_i: Tensor | None = None, cos_two_i: Tensor | None = None,
+                base: float = 10000.0, multiply: bool = False, even: Callable = torch.sin,
+                odd: Callable | None = torch.cos, concatenated: bool = False) -> Tensor:
+    """The seed's code, ``pe[:, 0::2] = sin(pos / base**(2i/d))`` etc., in float64, with one part replaceable.
+
+    float64, so that a bug whose angles grow large (multiply instead of divide) is matched exactly.
+    """
+    position = torch.arange(seq_len).double().unsqueeze(1)
+    two_i = torch.arange(0, dim, 2).double() if two_i is None else two_i.double()
+    cos_two_i = two_i if cos_two_i is None else cos_two_i.double()
+
+    def angles(expo: Tensor) -> Tensor:
+        scale = base ** (expo / dim)
+        return position * scale if multiply else position / scale
+
+    first, second = even(angles(two_i)), (odd(angles(cos_two_i)) if odd else torch.zeros(seq_len, dim // 2, dtype=torch.float64))
+    if concatenated:
+        return torch.cat([first, second], dim=1)
+    pe = torch.zeros(seq_len, dim, dtype=torch.float64)
+    pe[:, 0::2], pe[:, 1::2] = first, second
+    return pe
+
+
+def _bug_cos_exponent(seq_len: int, dim: int) -> Tensor:
+    """cos columns use 2(i+1)/d: pe[:, 1::2] = cos(pos / 10000**((2i + 2)/d))."""
+    two_i = torch.arange(0, dim, 2).float()
+    return _seed_table(seq_len, dim, cos_two_i=two_i + 2)
+
+
+def _bug_dimension_index(seq_len: int, dim: int) -> Tensor:
+    """exponent j/d with the column index j: pe[:, j] = f(pos / 10000**(j/d))."""
+    j = torch.arange(dim).float()
+    return _seed_table(seq_len, dim, two_i=j[0::2], cos_two_i=j[1::2])
+
+
+def _bug_base_1000(seq_len: int, dim: int) -> Tensor:
+    """1000 ** (2i/d) instead of 10000 ** (2i/d)."""
+    return _seed_table(seq_len, dim, base=1000.0)
+
+
+def _bug_sine_only(seq_len: int, dim: int) -> Tensor:
+    """pe[:, 1::2] = torch.sin(angles) (copy-paste of the sin line)."""
+    return _seed_table(seq_len, dim, odd=torch.sin)
+
+
+def _bug_sine_only_zeros(seq_len: int, dim: int) -> Tensor:
+    """the cos line forgotten: odd columns stay zero."""
+    return _seed_table(seq_len, dim, odd=None)
+
+
+def _bug_multiply(seq_len: int, dim: int) -> Tensor:
+    """pos * 10000**(2i/d) instead of pos / 10000**(2i/d)."""
+    return _seed_table(seq_len, dim, multiply=True)
+
+
+def _bug_concatenated(seq_len: int, dim: int) -> Tensor:
+    """torch.cat([sin, cos], dim=1): the concatenated layout."""
+    return _seed_table(seq_len, dim, concatenated=True)
+
+
+def _bug_swapped(seq_len: int, dim: int) -> Tensor:
+    """pe[:, 0::2] = cos, pe[:, 1::2] = sin."""
+    return _seed_table(seq_len, dim, even=torch.cos, odd=torch.sin)
+
+
+def _bug_index_doubled(seq_len: int, dim: int) -> Tensor:
+    """2 * torch.arange(0, dim, 2): the 2 of 2i counted twice."""
+    return _seed_table(seq_len, dim, two_i=2 * torch.arange(0, dim, 2).float())
+
+
+def _t2t_two_i(dim: int) -> Tensor:
+    """The exponent 2i/d that makes base**(-exponent) equal tensor2tensor's 10000^(-i/(d/2-1))."""
+    return torch.arange(dim // 2).float() * dim / max(dim // 2 - 1, 1)
+
+
+def _bug_t2t_frequencies(seq_len: int, dim: int) -> Tensor:
+    """log_timescale_increment = log(10000) / (d/2 - 1), as in tensor2tensor and fairseq, in the interleaved layout."""
+    return _seed_table(seq_len, dim, two_i=_t2t_two_i(dim))
+
+
+def _bug_t2t_table(seq_len: int, dim: int) -> Tensor:
+    """tensor2tensor's / fairseq's get_timing_signal: ω_i = 10000^(-i/(d/2-1)) and torch.cat([sin, cos], dim=1)."""
+    return _seed_table(seq_len, dim, two_i=_t2t_two_i(dim), concatenated=True)
+
+
+def _bug_exponent_i_over_d(seq_len: int, dim: int) -> Tensor:
+    """torch.arange(0, dim // 2) / dim: the pair index i where 2i belongs, ω_i = 10000^(-i/d)."""
+    return _seed_table(seq_len, dim, two_i=torch.arange(dim // 2).float())
+
+
+_TABLE_MISTAKES = (
+    Mistake("cos-exponent", _bug_cos_exponent,
+            "the cos columns use the exponent 2(i+1)/d. Both columns of pair i share ONE frequency "
+            "ω_i = 10000^(-2i/d): sin and cos differ only by a phase of π/2."),
+    Mistake("dimension-index", _bug_dimension_index,
+            "the exponent uses the column index j instead of 2·(j//2). Columns 2i and 2i+1 form a pair "
+            "and must share the exponent 2i/d (for the cos column j = 2i+1, use j - 1, not j)."),
+    Mistake("base-1000", _bug_base_1000, "the base is 1000. The paper and the seed use 10000: ω_i = 10000^(-2i/d)."),
+    Mistake("sine-only", _bug_sine_only,
+            "every column is a sine. The odd columns 2i+1 must be cos(pos·ω_i): the cos partner is what "
+            "makes PE(pos+k) a rotation of PE(pos)."),
+    Mistake("sine-only-zeros", _bug_sine_only_zeros,
+            "the odd (cos) columns are all zero. Fill them with cos(pos·ω_i), e.g. pe[:, 1::2] = torch.cos(angles)."),
+    Mistake("multiply-instead-of-divide", _bug_multiply,
+            "the position is multiplied by 10000^(2i/d). It must be divided: pos / 10000^(2i/d) = pos·ω_i, "
+            "so frequencies fall (wavelengths grow) with i."),
+    Mistake("concatenated-layout", _bug_concatenated,
+            "this is the concatenated layout [sin | cos]. The exercise asks for the interleaved one: "
+            "sin in even columns (0::2), cos in odd columns (1::2). The two differ only by a column permutation."),
+    Mistake("swapped-sin-cos", _bug_swapped, "sin and cos are swapped: even columns are sin, odd columns cos."),
+    Mistake("index-doubled", _bug_index_doubled,
+            "the exponent is 4i/d: arange(0, d, 2) already gives 2i, so do not multiply it by 2 again."),
+    Mistake("tensor2tensor-frequencies", _bug_t2t_frequencies,
+            f"these are the frequencies of tensor2tensor and fairseq, {_T2T} (the log step is log(10000)/(d/2-1)). "
+            "The paper and the seed use ω_i = 10000^(-2i/d): divide the exponent by d, not by d/2 - 1."),
+    Mistake("tensor2tensor-table", _bug_t2t_table,
+            f"this is tensor2tensor's and fairseq's table: the concatenated layout [sin | cos] AND {_T2T}. "
+            "The exercise asks for the paper's: interleaved columns (sin in 0::2, cos in 1::2) and "
+            "ω_i = 10000^(-2i/d)."),
+    Mistake("exponent-i-over-d", _bug_exponent_i_over_d,
+            "the exponent is i/d (the pair index i where 2i belongs): ω_i = 10000^(-2i/d), e.g. "
+            "torch.arange(0, dim, 2) / dim."),
+)
+
+#: The named mistakes :func:`check_sinusoidal` recognises.
+SINUSOIDAL_MISTAKES = tuple(m.name for m in _TABLE_MISTAKES)
+
+
+def example_mistakes() -> dict[str, tuple[Callable[[int, int], Tensor], str]]:
+    """Each named mistake of :func:`check_sinusoidal` as a buggy fn(seq_len, dim), with the buggy line in words."""
+    return {m.name: (m.fn, (m.fn.__doc__ or "").strip()) for m in _TABLE_MISTAKES}
+
+
+# --- 3.1: diagnosing a table that matches no named mistake ---------------------------------------------
+
+def _table_at(positions: Tensor, omega: Tensor) -> Tensor:
+    angles = positions.to(torch.float64)[:, None] * omega.to(torch.float64)[None, :]
+    return torch.stack([torch.sin(angles), torch.cos(angles)], dim=2).reshape(len(positions), -1)
+
+
+def _row_order(got: Tensor, want: Tensor) -> list[int] | None:
+    """``order`` with ``got[r] == want[order[r]]`` for every row, if ``got``'s rows are ``want``'s in another order."""
+    dist = torch.cdist(got, want, p=float("inf"))
+    order = dist.argmin(dim=1)
+    if not bool((dist.min(dim=1).values <= _ATOL).all()) or len(set(order.tolist())) != len(order):
+        return None
+    return order.tolist()
+
+
+def _pair_fit(got: Tensor) -> tuple[Tensor, Tensor] | None:
+    """``(phase, step)`` per pair if every pair (2i, 2i+1) is (sin, cos) of ``phase_i + pos·step_i``, else None."""
+    n = got.shape[0]
+    s, c = got[:, 0::2], got[:, 1::2]
+    if n < 3 or not torch.allclose(s**2 + c**2, torch.ones_like(s), atol=1e-3):
+        return None
+    theta = torch.atan2(s, c)
+    phase = theta[0]
+    step = torch.remainder(theta[1] - theta[0] + math.pi, 2 * math.pi) - math.pi
+    pos = torch.arange(n, dtype=torch.float64)[:, None]
+    fitted = torch.stack([torch.sin(phase + pos * step), torch.cos(phase + pos * step)], 2).reshape(n, -1)
+    return (phase, step) if torch.allclose(fitted, got, atol=_ATOL) else None
+
+
+def _reduced_precision(got: Tensor, want: Tensor) -> tuple[str, str] | None:
+    error = float((got - want).abs().max())
+    for dtype in (torch.bfloat16, torch.float16):
+        if error < 0.1 and torch.equal(got, got.to(dtype).to(torch.float64)):
+            name = str(dtype).removeprefix("torch.")
+            return ("reduced-precision", f"every entry is a {name} number, and the error reaches {error:.2g} "
+                    f"(allowed: {_ATOL:g}). Compute the table in float32 or float64: {name} keeps about "
+                    f"{3 if dtype == torch.float16 else 2} significant digits, too few for pos·ω at large positions.")
+    return None
+
+
+def _schedule(seq_len: int, dim: int, got: Tensor) -> tuple[str, str] | None:
+    fit = _pair_fit(got)
+    if fit is None:
+        return None
+    phase, step = fit
+    omega = inverse_frequencies(dim)
+    offset = round(float(phase[-1] / omega[-1]))
+    if offset != 0 and torch.allclose(_table_at(torch.arange(seq_len) + offset, omega), got, atol=_ATOL):
+        return ("shifted-positions", f"the positions are shifted by {offset}: row 0 is PE({offset}), not PE(0) "
+                f"(fairseq, for one, starts at padding_idx + 1). Use positions torch.arange(seq_len), from 0.")
+    if not torch.allclose(phase, torch.zeros_like(phase), atol=1e-3):
+        return None
+    if torch.allclose(step, omega, rtol=1e-3, atol=1e-6):
+        return None
+    ratio = step / omega
+    if torch.allclose(ratio, ratio[0].expand_as(ratio), rtol=1e-3):
+        s = float(ratio[0])
+        extra = " (π/180: degrees where radians are meant?)" if abs(s - math.pi / 180) < 1e-4 else ""
+        return ("scaled-angles", f"every angle is pos·ω_i times {s:.4g}{extra}: the frequencies are right up to a "
+                "constant factor. The angle is exactly pos·ω_i = pos / 10000^(2i/d), in radians.")
+    if dim >= 4 and bool((step > 0).all()):
+        logs = torch.log(step)
+        slope = logs[1:] - logs[:-1]
+        if bool((logs[0].abs() < 1e-3)) and torch.allclose(slope, slope[0].expand_as(slope), rtol=1e-3, atol=1e-6):
+            base = math.exp(-float(slope[0]) * dim / 2)
+            return ("other-schedule", f"the frequencies follow ω_i = B^(-2i/d) with B ≈ {base:.4g}. The paper and "
+                    "the seed use B = 10000: ω_i = 10000^(-2i/d).")
+    return None
+
+
+def _pair_frequency(dim: int, got: Tensor) -> tuple[str, str] | None:
+    """Every pair is a clean sin/cos of pos·w_i, but some w_i is not ω_i: name the first such pair."""
+    fit = _pair_fit(got)
+    if fit is None or not torch.allclose(fit[0], torch.zeros_like(fit[0]), atol=1e-3):
+        return None
+    step, omega = fit[1], inverse_frequencies(dim)
+    wrong = ((step - omega).abs() > 1e-6 + 1e-3 * omega).nonzero()
+    if len(wrong) == 0:
+        return None
+    i = int(wrong[0])
+    return ("other-schedule", f"columns {2 * i} and {2 * i + 1} are a sin/cos pair, but with frequency "
+            f"{float(step[i]):.4g} where ω_{i} = 10000^(-{2 * i}/{dim}) = {float(omega[i]):.4g}.")
+
+
+def _diagnose_table(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
+    seq_len, dim = case.args
+    found = _reduced_precision(got, want) or _schedule(seq_len, dim, got)
+    if found:
+        return found
+    rows = _row_order(got, want)
+    if rows is not None:
+        return ("rows-permuted", f"the rows are right but in another order (row 0 is PE({rows[0]}), row 1 is "
+                f"PE({rows[1]})): row pos must be PE(pos), positions in increasing order from 0.")
+    cols = _row_order(got.T, want.T)
+    if cols is not None:
+        return ("columns-permuted", f"the columns are right but in another order (column 0 holds the reference's "
+                f"column {cols[0]}, column 1 its column {cols[1]}): column 2i is sin(pos·ω_i), column 2i+1 "
+                "cos(pos·ω_i).")
+    found = _pair_frequency(dim, got)
+    if found:
+        return found
+    pos, col = (int(v) for v in ((got - want).abs() > _ATOL).nonzero()[0])
+    kind = "sin" if col % 2 == 0 else "cos"
+    return ("other", f"the first wrong entry is at position {pos}, column {col} ({kind} of pair {col // 2}): "
+            f"expected {float(want[pos, col]):.4f}, got {float(got[pos, col]):.4f}. "
+            "Check ω_i = 10000^(-2i/d) and the sin/cos columns.")
+
+
+_TABLE = Exercise(
+    title=_EX_TABLE,
+    cases=tuple(Case((n, d), f"fn({n}, {d})") for n, d in _CASES),
+    reference=lambda n, d: sinusoidal(n, d, dtype=torch.float64),
+    atol=_ATOL,
+    mistakes=_TABLE_MISTAKES,
+    diagnose=_diagnose_table,
+    success="matches the reference table for (seq_len, dim) = " + ", ".join(f"({n}, {d})" for n, d in _CASES)
+            + f", within {_ATOL:g}.",
+)
+
+
+def check_sinusoidal(fn: Callable[..., object], *, quiet: bool = False, time_limit: float | None = None) -> CheckResult:
+    """Check ``fn(seq_len, dim) -> Tensor[seq_len, dim]`` against the interleaved sinusoidal table (base 10000).
+
+    Prints one line (naming the mistake, or the transformation that turns the reference into the
+    student's table) and returns a truthy :class:`CheckResult` on success. ``quiet=True`` skips the
+    printing; ``time_limit`` (seconds) bounds the student's code (see :mod:`pe_helpers.checks._base`).
+    """
+    return run_exercise(_TABLE, fn, quiet=quiet, limit=time_limit)
+
+
+# --- 3.2 concatenated -> interleaved --------------------------------------------------------------------
 
 _DIMS = (8, 2, 32)
-_EX = "Exercise 3.2: concatenated -> interleaved"
 
 
 def reference_order(dim: int) -> Tensor:
-    """``[0, d/2, 1, d/2 + 1, ...]``: where each interleaved column lives in the concatenated table."""
-    half = dim // 2
-    return torch.stack([torch.arange(half), torch.arange(half) + half], dim=1).reshape(-1)
+    """Where each interleaved column lives in the concatenated table."""
+    return torch.argsort(layout_permutation(dim))
 
 
-def _mistakes(dim: int) -> dict[str, tuple[Tensor, str]]:
+def _sin_cos_swapped(dim: int) -> Tensor:
     half = dim // 2
-    return {
-        "forward-permutation": (
-            layout_permutation(dim),
+    return torch.stack([torch.arange(half) + half, torch.arange(half)], dim=1).reshape(-1)
+
+
+_LAYOUT_MISTAKES = (
+    Mistake("forward-permutation", layout_permutation,
             "this is layout_permutation(d), the order that turns interleaved INTO concatenated "
             "([0, 2, 4, ..., 1, 3, 5, ...]). You need the way back, its inverse: interleaved column 2i is "
-            "concatenated column i, and column 2i+1 is concatenated column d/2 + i.",
-        ),
-        "sin-cos-swapped": (
-            torch.stack([torch.arange(half) + half, torch.arange(half)], dim=1).reshape(-1),
+            "concatenated column i, and column 2i+1 is concatenated column d/2 + i."),
+    Mistake("sin-cos-swapped", _sin_cos_swapped,
             "sin and cos end up swapped: even columns must take the sin half (columns 0 .. d/2 - 1), odd "
-            "columns the cos half (d/2 .. d - 1).",
-        ),
-        "identity": (
-            torch.arange(dim),
-            "this order keeps every column where it is, so the table stays concatenated.",
-        ),
-    }
+            "columns the cos half (d/2 .. d - 1)."),
+    Mistake("identity", lambda dim: torch.arange(dim),
+            "this order keeps every column where it is, so the table stays concatenated."),
+)
+
+#: The named mistakes :func:`check_concatenated_to_interleaved` recognises (besides shape/type/not-a-permutation).
+LAYOUT_MISTAKES = tuple(m.name for m in _LAYOUT_MISTAKES)
 
 
-#: The named mistakes this checker recognises (besides shape/type/not-a-permutation problems).
-LAYOUT_MISTAKES = tuple(_mistakes(4))
-
-
-def _as_order(value: object, dim: int) -> Tensor:
-    """The student's answer as a LongTensor of length ``dim``, or a :class:`StudentError` saying why not."""
-    if value is None:
-        raise StudentError(CheckResult(_EX, False, f"fn({dim}) returned None: did you forget `return`?",
-                                       "returned-none"))
-    try:
-        t = torch.as_tensor(value)
-    except Exception:  # noqa: BLE001
-        raise StudentError(CheckResult(_EX, False, f"fn({dim}) should return a tensor or list of column "
-                                       f"indices, got {type(value).__name__}.", "not-a-tensor")) from None
-    if t.is_floating_point() or t.dtype == torch.bool or t.is_complex():
-        raise StudentError(CheckResult(_EX, False, f"fn({dim}) returned {t.dtype} values; column indices must "
-                                       "be integers (torch.long), e.g. build them with torch.arange.",
-                                       "not-integers"))
-    if t.ndim != 1 or len(t) != dim:
-        raise StudentError(CheckResult(_EX, False, f"fn({dim}) returned shape {tuple(t.shape)}; expected one "
-                                       f"index per column, shape ({dim},).", "wrong-shape"))
-    if sorted(t.tolist()) != list(range(dim)):
-        raise StudentError(CheckResult(_EX, False, f"fn({dim}) returned {t.tolist()}, which is not a permutation "
-                                       f"of 0..{dim - 1}: every column must be used exactly once.",
-                                       "not-a-permutation"))
+def _as_order(value: Any, want: Any, case: Case) -> Tensor:
+    """The answer as a LongTensor permutation of ``range(dim)``, or a :class:`StudentError` saying why not."""
+    (dim,) = case.args
+    t = tensor_answer(finite=False)(value, torch.empty(dim), case)  # type, device, complex and shape first
+    raw = torch.as_tensor(value)
+    if raw.is_floating_point() or raw.dtype == torch.bool:
+        raise StudentError(f"{case.call} returned {raw.dtype} values; column indices must be integers "
+                           "(torch.long), e.g. build them with torch.arange.", "not-integers")
+    if sorted(t.long().tolist()) != list(range(dim)):
+        raise StudentError(f"{case.call} does not return a permutation of 0..{dim - 1}: every column must be used "
+                           "exactly once.", "not-a-permutation")
     return t.long()
 
 
-def check_concatenated_to_interleaved(fn: Callable[[int], object], *, quiet: bool = False) -> CheckResult:
+def _diagnose_order(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
+    j = int((got != want).nonzero()[0])
+    kind = "sin" if j % 2 == 0 else "cos"
+    return ("other", f"interleaved column {j} ({kind} of pair {j // 2}) should come from concatenated column "
+            f"{int(want[j])}, got {int(got[j])}.")
+
+
+_LAYOUT = Exercise(
+    title=_EX_LAYOUT,
+    cases=tuple(Case((d,), f"fn({d})") for d in _DIMS),
+    reference=reference_order,
+    convert=_as_order,
+    same=lambda a, b: a.shape == b.shape and torch.equal(a, b),
+    mistakes=_LAYOUT_MISTAKES,
+    diagnose=_diagnose_order,
+    success="concatenated[:, order] equals the interleaved table for d = " + ", ".join(map(str, _DIMS)) + ".",
+)
+
+
+def check_concatenated_to_interleaved(fn: Callable[[int], object], *, quiet: bool = False,
+                                      time_limit: float | None = None) -> CheckResult:
     """Check ``fn(dim) -> order`` with ``concatenated[:, order] == interleaved`` for several ``dim``.
 
-    Prints what is off (naming the mistake when it is a common one) and returns a truthy
+    Prints one line (naming the mistake when it is a common one) and returns a truthy
     :class:`CheckResult` on success. ``quiet=True`` skips the printing.
     """
-    try:
-        for dim in _DIMS:
-            order = _as_order(call_student(_EX, fn, dim), dim)
-            concat = sinusoidal(5, dim, layout="concatenated")
-            if torch.equal(concat[:, order], sinusoidal(5, dim)):
-                continue
-            for name, (wrong, why) in _mistakes(dim).items():
-                if torch.equal(order, wrong):
-                    return failed(_EX, f"fn({dim}) is off: {why}", name, quiet=quiet)
-            want = reference_order(dim)
-            j = int((order != want).nonzero()[0])
-            kind = "sin" if j % 2 == 0 else "cos"
-            return failed(_EX, f"fn({dim}) is off: interleaved column {j} ({kind} of pair {j // 2}) should come "
-                               f"from concatenated column {int(want[j])}, got {int(order[j])}.", "other", quiet=quiet)
-    except StudentError as err:
-        return failed(_EX, err.result.message, err.result.mistake, quiet=quiet)
-    dims = ", ".join(str(d) for d in _DIMS)
-    return passed(_EX, f"concatenated[:, order] equals the interleaved table for d = {dims}.", quiet=quiet)
+    return run_exercise(_LAYOUT, fn, quiet=quiet, limit=time_limit)
 
 
 # --- ★★★ reasoning exercises (issue 14) ---

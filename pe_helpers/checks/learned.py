@@ -14,7 +14,8 @@ import torch
 from torch import Tensor
 
 from ..learned import row_cosine_similarity
-from ._base import CheckResult, StudentError, as_tensor_output, call_student, failed, passed
+from ._base import Case, CheckResult, Exercise, Mistake, StudentError, close, first_difference, run_exercise, \
+    tensor_answer
 
 __all__ = [
     "check_positions_before_projection",
@@ -38,73 +39,89 @@ def _projection_inputs(n: int, max_len: int, d: int, seed: int) -> tuple[Tensor,
                  for shape in ((n, d), (max_len, d), (d, d), (d, d), (d, d)))
 
 
-def _projection_mistakes(x: Tensor, table: Tensor, wq: Tensor, wk: Tensor, wv: Tensor) -> dict[str, tuple[tuple, str]]:
+def _projected(x: Tensor, table: Tensor, ws: tuple[Tensor, ...], *, with_positions: str = "qkv",
+               after: bool = False, transposed: bool = False) -> tuple[Tensor, ...]:
+    """(q, k, v), each projection taking positions if its letter is in ``with_positions``."""
     p = table[: x.shape[0]]
-    xt = x + p
-    return {
-        "positions-after-projection": (
-            (x @ wq + p, x @ wk + p, x @ wv + p),
-            "P is added after the projections (XW + P). The table is added to the input first, "
-            "X̃ = X + P[:n], and then projected: Q = X̃ W_Q, K = X̃ W_K, V = X̃ W_V."),
-        "v-without-positions": (
-            (xt @ wq, xt @ wk, x @ wv),
+    out = []
+    for letter, w in zip("qkv", ws):
+        w = w.T if transposed else w
+        if letter not in with_positions:
+            out.append(x @ w)
+        else:
+            out.append(x @ w + p if after else (x + p) @ w)
+    return tuple(out)
+
+
+_POSITIONS_MISTAKES = (
+    Mistake("positions-after-projection", lambda x, t, *ws: _projected(x, t, ws, after=True),
+            "P is added after the projections (XW + P). The table is added to the input first, X̃ = X + P[:n], "
+            "and then projected: Q = X̃ W_Q, K = X̃ W_K, V = X̃ W_V."),
+    Mistake("v-without-positions", lambda x, t, *ws: _projected(x, t, ws, with_positions="qk"),
             "V is computed from X without positions. With additive encodings the SAME X̃ = X + P feeds all three "
             "projections, so V carries position too (only RoPE leaves V alone)."),
-        "only-q-k-positions": (
-            (xt @ wq, x @ wk, x @ wv),
+    Mistake("only-q-k-positions", lambda x, t, *ws: _projected(x, t, ws, with_positions="q"),
             "only Q got positions. Q, K and V are all projections of X̃ = X + P[:n]."),
-        "no-positions": (
-            (x @ wq, x @ wk, x @ wv),
+    Mistake("no-positions", lambda x, t, *ws: _projected(x, t, ws, with_positions=""),
             "the table is never used: add P[:n] (its first n rows) to X before projecting."),
-        "transposed-weights": (
-            (xt @ wq.T, xt @ wk.T, xt @ wv.T),
+    Mistake("transposed-weights", lambda x, t, *ws: _projected(x, t, ws, transposed=True),
             "the weights are transposed: Q = X̃ @ W_Q, not X̃ @ W_Q.T."),
-    }
-
+)
 
 #: Named mistakes recognised by :func:`check_positions_before_projection`.
-POSITIONS_MISTAKES = tuple(_projection_mistakes(*_projection_inputs(2, 3, 2, 0)))
+POSITIONS_MISTAKES = tuple(m.name for m in _POSITIONS_MISTAKES)
+
+_ONE_TENSOR = tensor_answer(meaning="one row per token")
 
 
-def _triple(ex: str, value: object, what: str) -> tuple[Tensor, Tensor, Tensor]:
+def _triple(value: object, want: object, case: Case) -> tuple[Tensor, ...]:
     if not isinstance(value, (tuple, list)) or len(value) != 3:
-        kind = "None (did you forget `return`?)" if value is None else type(value).__name__
-        raise StudentError(CheckResult(ex, False, f"{what} should return three tensors (q, k, v), got {kind}.",
-                                       "not-a-triple"))
-    return tuple(as_tensor_output(ex, t, f"{what}[{i}]") for i, t in enumerate(value))  # type: ignore[return-value]
+        kind = "None (did you forget `return`?)" if value is None else f"a {type(value).__name__}"
+        if isinstance(value, (tuple, list)):
+            kind = f"a {type(value).__name__} of {len(value)}"
+        raise StudentError(f"{case.call} should return three tensors (q, k, v), got {kind}.", "not-a-triple")
+    return tuple(_ONE_TENSOR(t, w, Case(case.args, f"{case.call}[{i}] ({'qkv'[i]})"))
+                 for i, (t, w) in enumerate(zip(value, want)))
 
 
-def _close(a: tuple, b: tuple) -> bool:
-    return all(x.shape == y.shape and torch.allclose(x, y, atol=_ATOL, rtol=0) for x, y in zip(a, b))
+def _diagnose_projection(got: tuple, want: tuple, case: Case) -> tuple[str, str]:
+    for label, g, w in zip("qkv", got, want):
+        if not torch.allclose(g, w, atol=_ATOL, rtol=0):
+            return ("other", f"{label} is off by up to {float((g - w).abs().max()):.4f}. Compute x̃ = x + table[:n], "
+                             f"then {label} = x̃ @ w_{label}.")
+    return ("other", "it differs from the reference.")
 
 
-def check_positions_before_projection(fn: Callable[..., object], *, quiet: bool = False) -> CheckResult:
+def _explain_projection(error: str, text: str, case: Case) -> str:
+    n, max_len = case.args[0].shape[0], case.args[1].shape[0]
+    if error == "RuntimeError" and "must match the size" in text and n != max_len:
+        return (f"Here x has {n} rows and the table {max_len}: add only the table's first n rows, table[:n] "
+                f"(table[: x.shape[0]]), not the whole table")
+    return ""
+
+
+def _projection_case(seed: int, n: int, max_len: int, d: int) -> Case:
+    return Case(_projection_inputs(n, max_len, d, seed),
+                f"fn(x, table, w_q, w_k, w_v) with x ({n}, {d}) and a table of {max_len} rows")
+
+
+_PROJECTION = Exercise(
+    title="Exercise 2.1: positions before the projections",
+    cases=tuple(_projection_case(seed, *shape) for seed, shape in enumerate(_PROJECTION_CASES)),
+    reference=lambda x, t, *ws: _projected(x, t, ws),
+    convert=_triple,
+    same=close(_ATOL),
+    mistakes=_POSITIONS_MISTAKES,
+    diagnose=_diagnose_projection,
+    explain=_explain_projection,
+    success="Q, K and V are all projections of X + P[:n], on 3 random inputs.",
+)
+
+
+def check_positions_before_projection(fn: Callable[..., object], *, quiet: bool = False,
+                                      time_limit: float | None = None) -> CheckResult:
     """Check ``fn(x, table, w_q, w_k, w_v) -> (q, k, v)`` with every projection taken of ``x + table[:n]``."""
-    ex = "Exercise 2.1: positions before the projections"
-    try:
-        for seed, (n, max_len, d) in enumerate(_PROJECTION_CASES):
-            args = _projection_inputs(n, max_len, d, seed)
-            x, table, wq, wk, wv = args
-            what = f"fn(x, table, w_q, w_k, w_v) with x ({n}, {d}) and a table of {max_len} rows"
-            got = _triple(ex, call_student(ex, fn, *(a.clone() for a in args)), what)
-            xt = x + table[:n]
-            want = (xt @ wq, xt @ wk, xt @ wv)
-            if _close(got, want):
-                continue
-            for name, (value, why) in _projection_mistakes(*args).items():
-                if _close(got, value):
-                    return failed(ex, f"{what} is off: {why}", name, quiet=quiet)
-            for label, g, w in zip("qkv", got, want):
-                if g.shape != w.shape:
-                    return failed(ex, f"{what}: {label} has shape {tuple(g.shape)}, expected {tuple(w.shape)} "
-                                      "(one row per token).", "wrong-shape", quiet=quiet)
-                if not torch.allclose(g, w, atol=_ATOL, rtol=0):
-                    return failed(ex, f"{what}: {label} is off by up to {float((g - w).abs().max()):.4f}. "
-                                      f"Compute x̃ = x + table[:n], then {label} = x̃ @ w_{label}.", "other",
-                                  quiet=quiet)
-    except StudentError as err:
-        return failed(ex, err.result.message, err.result.mistake, quiet=quiet)
-    return passed(ex, "Q, K and V are all projections of X + P[:n], on 3 random inputs.", quiet=quiet)
+    return run_exercise(_PROJECTION, fn, quiet=quiet, limit=time_limit)
 
 
 # --- 2.2 cosine similarity of the rows ----------------------------------------------------------
@@ -112,52 +129,48 @@ def check_positions_before_projection(fn: Callable[..., object], *, quiet: bool 
 _SIMILARITY_SHAPES = ((6, 4), (9, 5), (5, 8))
 
 
-def _similarity_mistakes(table: Tensor) -> dict[str, tuple[Tensor, str]]:
-    unit = table / table.norm(dim=1, keepdim=True)
-    cols = table / table.norm(dim=0, keepdim=True)
-    return {
-        "not-normalised": (table @ table.T,
-                           "these are raw dot products p_i · p_j. Divide by the lengths ‖p_i‖ ‖p_j‖ "
-                           "(normalise each row first), so the diagonal is exactly 1."),
-        "normalised-one-side": (unit @ table.T,
-                                "only one side is normalised (p_i/‖p_i‖ · p_j). Normalise both rows."),
-        "columns-instead-of-rows": (cols.T @ cols,
-                                    "this compares the table's columns (dimensions), a d × d matrix. "
-                                    "Compare the rows p_i (positions): an L × L matrix."),
-        "normalised-columns": (cols @ cols.T,
-                               "each column was normalised (norm over dim=0). Normalise each row: "
-                               "table.norm(dim=1, keepdim=True)."),
-    }
+def _unit(table: Tensor, dim: int) -> Tensor:
+    return table / table.norm(dim=dim, keepdim=True)
 
+
+_SIMILARITY_MISTAKES = (
+    Mistake("not-normalised", lambda t: t @ t.T,
+            "these are raw dot products p_i · p_j. Divide by the lengths ‖p_i‖ ‖p_j‖ (normalise each row first), "
+            "so the diagonal is exactly 1."),
+    Mistake("normalised-one-side", lambda t: _unit(t, 1) @ t.T,
+            "only one side is normalised (p_i/‖p_i‖ · p_j). Normalise both rows."),
+    Mistake("columns-instead-of-rows", lambda t: _unit(t, 0).T @ _unit(t, 0),
+            "this compares the table's columns (dimensions), a d × d matrix. Compare the rows p_i (positions): "
+            "an L × L matrix."),
+    Mistake("normalised-columns", lambda t: _unit(t, 0) @ _unit(t, 0).T,
+            "each column was normalised (norm over dim=0). Normalise each row: table.norm(dim=1, keepdim=True)."),
+)
 
 #: Named mistakes recognised by :func:`check_row_similarity`.
-SIMILARITY_MISTAKES = tuple(_similarity_mistakes(torch.ones(2, 2)))
+SIMILARITY_MISTAKES = tuple(m.name for m in _SIMILARITY_MISTAKES)
 
 
-def check_row_similarity(fn: Callable[..., object], *, quiet: bool = False) -> CheckResult:
+def _similarity_case(seed: int, rows: int, dim: int) -> Case:
+    gen = torch.Generator().manual_seed(seed)
+    table = torch.randn(rows, dim, generator=gen, dtype=torch.float64) * 3.0 + 0.5
+    return Case((table,), f"fn(table) for a table of shape ({rows}, {dim})")
+
+
+_SIMILARITY = Exercise(
+    title="Exercise 2.2: cosine similarity of the rows",
+    cases=tuple(_similarity_case(seed, *shape) for seed, shape in enumerate(_SIMILARITY_SHAPES)),
+    reference=row_cosine_similarity,
+    meaning="one entry per pair of rows",
+    mistakes=_SIMILARITY_MISTAKES,
+    diagnose=lambda got, want, case: ("other", first_difference(got, want, _ATOL, "C") + "."),
+    success=f"C[i, j] = cos(p_i, p_j) for {len(_SIMILARITY_SHAPES)} random tables.",
+)
+
+
+def check_row_similarity(fn: Callable[..., object], *, quiet: bool = False,
+                         time_limit: float | None = None) -> CheckResult:
     """Check ``fn(table) -> C`` with ``C[i, j] = cos(p_i, p_j)`` for random tables of several shapes."""
-    ex = "Exercise 2.2: cosine similarity of the rows"
-    try:
-        for seed, (rows, dim) in enumerate(_SIMILARITY_SHAPES):
-            gen = torch.Generator().manual_seed(seed)
-            table = torch.randn(rows, dim, generator=gen, dtype=torch.float64) * 3.0 + 0.5
-            what = f"fn(table) for a table of shape ({rows}, {dim})"
-            got = as_tensor_output(ex, call_student(ex, fn, table.clone()), what)
-            want = row_cosine_similarity(table)
-            if got.shape == want.shape and torch.allclose(got, want, atol=_ATOL, rtol=0):
-                continue
-            for name, (value, why) in _similarity_mistakes(table).items():
-                if got.shape == value.shape and torch.allclose(got, value, atol=_ATOL, rtol=0):
-                    return failed(ex, f"{what} is off: {why}", name, quiet=quiet)
-            if tuple(got.shape) != (rows, rows):
-                return failed(ex, f"{what} returned shape {tuple(got.shape)}; expected ({rows}, {rows}): "
-                                  "one entry per pair of rows.", "wrong-shape", quiet=quiet)
-            i, j = (int(t) for t in ((got - want).abs() > _ATOL).nonzero()[0])
-            return failed(ex, f"{what} is off: C[{i}, {j}] should be {float(want[i, j]):.4f}, got "
-                              f"{float(got[i, j]):.4f}.", "other", quiet=quiet)
-    except StudentError as err:
-        return failed(ex, err.result.message, err.result.mistake, quiet=quiet)
-    return passed(ex, f"C[i, j] = cos(p_i, p_j) for {len(_SIMILARITY_SHAPES)} random tables.", quiet=quiet)
+    return run_exercise(_SIMILARITY, fn, quiet=quiet, limit=time_limit)
 
 
 # --- ★★★ reasoning exercises (issue 14) ---

@@ -19,7 +19,8 @@ from torch import Tensor
 
 from ..attention import SelfAttention, causal_mask
 from ..permutation import check_equivariance, random_permutation
-from ._base import CheckResult, StudentError, as_tensor_output, call_student, failed, passed
+from ._base import Case, CheckResult, Exercise, Mistake, close, first_difference, number_answer, run_exercise, \
+    tensor_answer
 
 __all__ = [
     "check_attention",
@@ -44,60 +45,58 @@ def _qkv(n: int, d_k: int, d_v: int, seed: int) -> tuple[Tensor, Tensor, Tensor]
 _ATTENTION_CASES = ((5, 4, 3), (7, 8, 5), (4, 16, 6))
 
 
-def _attention_mistakes(q: Tensor, k: Tensor, v: Tensor) -> dict[str, tuple[Tensor, str]]:
-    q, k, v = q.double(), k.double(), v.double()
-    d_k = q.shape[-1]
-    raw = q @ k.T
-    return {
-        "no-scaling": (torch.softmax(raw, -1) @ v,
-                       "the scores are not scaled: divide QKᵀ by √d_k before the softmax, "
-                       "or large d_k makes the softmax nearly one-hot."),
-        "scaled-by-d": (torch.softmax(raw / d_k, -1) @ v,
-                        "the scores are divided by d_k; the scale is √d_k (math.sqrt(d_k))."),
-        "softmax-over-queries": (torch.softmax(raw / math.sqrt(d_k), 0) @ v,
-                                 "the softmax runs over the wrong axis (dim=0, the queries). Each query's "
-                                 "weights over the keys must sum to 1: softmax(..., dim=-1)."),
-        "no-softmax": (raw / math.sqrt(d_k) @ v,
-                       "there is no softmax: the weights softmax(QKᵀ/√d_k) must be positive and sum to 1 per row."),
-        "scores-transposed": (torch.softmax(k @ q.T / math.sqrt(d_k), -1) @ v,
-                              "the score matrix is transposed (K Qᵀ): row i must hold q_i · k_j for every key j, "
-                              "i.e. Q @ K.T."),
-        "returned-weights": (torch.softmax(raw / math.sqrt(d_k), -1),
-                             "this is the weight matrix A = softmax(QKᵀ/√d_k), not the output: return A @ V."),
-    }
+def _softmax_attention(q: Tensor, k: Tensor, v: Tensor, *, scale: float | None = None, dim: int = -1) -> Tensor:
+    scores = q @ k.T / (math.sqrt(q.shape[-1]) if scale is None else scale)
+    return torch.softmax(scores, dim) @ v
 
+
+_ATTENTION_MISTAKES = (
+    Mistake("no-scaling", lambda q, k, v: _softmax_attention(q, k, v, scale=1.0),
+            "the scores are not scaled: divide QKᵀ by √d_k before the softmax, or large d_k makes the softmax "
+            "nearly one-hot."),
+    Mistake("scaled-by-d", lambda q, k, v: _softmax_attention(q, k, v, scale=q.shape[-1]),
+            "the scores are divided by d_k; the scale is √d_k (math.sqrt(d_k))."),
+    Mistake("softmax-over-queries", lambda q, k, v: _softmax_attention(q, k, v, dim=0),
+            "the softmax runs over the wrong axis (dim=0, the queries). Each query's weights over the keys must "
+            "sum to 1: softmax(..., dim=-1)."),
+    Mistake("no-softmax", lambda q, k, v: q @ k.T / math.sqrt(q.shape[-1]) @ v,
+            "there is no softmax: the weights softmax(QKᵀ/√d_k) must be positive and sum to 1 per row."),
+    Mistake("scores-transposed", lambda q, k, v: _softmax_attention(k, q, v),
+            "the score matrix is transposed (K Qᵀ): row i must hold q_i · k_j for every key j, i.e. Q @ K.T."),
+    Mistake("returned-weights", lambda q, k, v: torch.softmax(q @ k.T / math.sqrt(q.shape[-1]), -1),
+            "this is the weight matrix A = softmax(QKᵀ/√d_k), not the output: return A @ V."),
+)
 
 #: Named mistakes recognised by :func:`check_attention`.
-ATTENTION_MISTAKES = tuple(_attention_mistakes(*_qkv(3, 2, 2, 0)))
+ATTENTION_MISTAKES = tuple(m.name for m in _ATTENTION_MISTAKES)
 
 
-def check_attention(fn: Callable[..., object], *, quiet: bool = False) -> CheckResult:
-    """Check ``fn(q, k, v) -> softmax(q kᵀ / √d_k) v`` against torch's ``scaled_dot_product_attention``."""
-    ex = "Exercise 1.1: attention from scratch"
-    try:
-        for seed, (n, d_k, d_v) in enumerate(_ATTENTION_CASES):
-            q, k, v = _qkv(n, d_k, d_v, seed)
-            what = f"fn(q, k, v) with q, k of shape ({n}, {d_k}) and v ({n}, {d_v})"
-            got = as_tensor_output(ex, call_student(ex, fn, q.clone(), k.clone(), v.clone()), what)
-            want = torch.nn.functional.scaled_dot_product_attention(q, k, v).double()
-            if got.shape == want.shape and torch.allclose(got, want, atol=_ATOL, rtol=0):
-                continue
-            for name, (table, why) in _attention_mistakes(q, k, v).items():
-                if got.shape == table.shape and torch.allclose(got, table, atol=_ATOL, rtol=0):
-                    return failed(ex, f"{what} is off: {why}", name, quiet=quiet)
-            if tuple(got.shape) != tuple(want.shape):
-                return failed(ex, f"{what} returned shape {tuple(got.shape)}; expected {tuple(want.shape)} "
-                                  "(one output row per query, d_v columns).", "wrong-shape", quiet=quiet)
-            if not torch.isfinite(got).all():
-                return failed(ex, f"{what} contains NaN or inf.", "not-finite", quiet=quiet)
-            i, j = (int(t) for t in ((got - want).abs() > _ATOL).nonzero()[0])
-            return failed(ex, f"{what} is off: output[{i}, {j}] should be {float(want[i, j]):.4f}, got "
-                              f"{float(got[i, j]):.4f}. Compute scores = q @ k.T / √d_k, weights = "
-                              "softmax(scores, dim=-1), output = weights @ v.", "other", quiet=quiet)
-    except StudentError as err:
-        return failed(ex, err.result.message, err.result.mistake, quiet=quiet)
-    return passed(ex, f"matches torch's scaled_dot_product_attention on {len(_ATTENTION_CASES)} random inputs, "
-                      f"within {_ATOL:g}.", quiet=quiet)
+def _attention_case(seed: int, n: int, d_k: int, d_v: int) -> Case:
+    return Case(_qkv(n, d_k, d_v, seed), f"fn(q, k, v) with q, k of shape ({n}, {d_k}) and v ({n}, {d_v})")
+
+
+def _attention_shape(got: tuple, want: tuple, case: Case) -> str:
+    if got == (want[0], want[0]):
+        return "n × n is the shape of the weight matrix: multiply the weights by v"
+    return ""
+
+
+_ATTENTION = Exercise(
+    title="Exercise 1.1: attention from scratch",
+    cases=tuple(_attention_case(seed, *shape) for seed, shape in enumerate(_ATTENTION_CASES)),
+    reference=lambda q, k, v: _softmax_attention(q.double(), k.double(), v.double()),
+    convert=tensor_answer(cause=_attention_shape, meaning="one output row per query, d_v columns"),
+    same=close(_ATOL),
+    mistakes=_ATTENTION_MISTAKES,
+    diagnose=lambda got, want, case: ("other", first_difference(got, want, _ATOL, "output") + ". Compute scores = "
+                                      "q @ k.T / √d_k, weights = softmax(scores, dim=-1), output = weights @ v."),
+    success=f"matches softmax(q kᵀ/√d_k) v on {len(_ATTENTION_CASES)} random inputs, within {_ATOL:g}.",
+)
+
+
+def check_attention(fn: Callable[..., object], *, quiet: bool = False, time_limit: float | None = None) -> CheckResult:
+    """Check ``fn(q, k, v) -> softmax(q kᵀ / √d_k) v`` on random inputs (reference computed in float64)."""
+    return run_exercise(_ATTENTION, fn, quiet=quiet, limit=time_limit)
 
 
 # --- 1.2 the permuted score matrix ---------------------------------------------------------------
@@ -114,55 +113,66 @@ def _case_perm(n: int, seed: int) -> Tensor:
     return perm
 
 
-def _permuted_mistakes(s: Tensor, perm: Tensor) -> dict[str, tuple[Tensor, str]]:
+def _inverse(s: Tensor, perm: Tensor) -> Tensor:
     inv = torch.argsort(perm)
-    return {
-        "rows-only": (s[perm],
-                      "only the rows moved (P S): a permutation applied to rows only, as when Q is permuted but "
-                      "K is not. Reordering the tokens moves the queries (rows) AND the keys (columns): "
-                      "S' = P S Pᵀ, i.e. scores[perm][:, perm]."),
-        "columns-only": (s[:, perm],
-                         "only the columns moved (S Pᵀ), as when K is permuted but Q is not. Both move: "
-                         "S' = P S Pᵀ, i.e. scores[perm][:, perm]."),
-        "inverse-permutation": (s[inv][:, inv],
-                                "this is Pᵀ S P, the inverse reordering. With (PX)_i = X[perm[i]], new row i is "
-                                "old row perm[i]: index with perm itself, scores[perm][:, perm]."),
-        "transposed": (s[perm][:, perm].T,
-                       "the result is transposed: row i must hold the scores of query i against every key."),
-        "unchanged": (s,
-                      "the matrix is unchanged: reordering the tokens moves the scores with them."),
-    }
+    return s[inv][:, inv]
 
+
+_PERMUTED_MISTAKES = (
+    Mistake("rows-only", lambda s, perm: s[perm],
+            "only the rows moved (P S): a permutation applied to rows only, as when Q is permuted but K is not. "
+            "Reordering the tokens moves the queries (rows) AND the keys (columns): S' = P S Pᵀ, i.e. "
+            "scores[perm][:, perm]."),
+    Mistake("columns-only", lambda s, perm: s[:, perm],
+            "only the columns moved (S Pᵀ), as when K is permuted but Q is not. Both move: S' = P S Pᵀ, i.e. "
+            "scores[perm][:, perm]."),
+    Mistake("inverse-permutation", _inverse,
+            "this is Pᵀ S P, the inverse reordering. With (PX)_i = X[perm[i]], new row i is old row perm[i]: "
+            "index with perm itself, scores[perm][:, perm]."),
+    Mistake("transposed", lambda s, perm: s[perm][:, perm].T,
+            "the result is transposed: row i must hold the scores of query i against every key."),
+    Mistake("unchanged", lambda s, perm: s, "the matrix is unchanged: reordering the tokens moves the scores with them."),
+)
 
 #: Named mistakes recognised by :func:`check_permuted_scores`.
-PERMUTED_SCORES_MISTAKES = tuple(_permuted_mistakes(torch.zeros(2, 2), torch.tensor([1, 0])))
+PERMUTED_SCORES_MISTAKES = tuple(m.name for m in _PERMUTED_MISTAKES)
 
 
-def check_permuted_scores(fn: Callable[..., object], *, quiet: bool = False) -> CheckResult:
+def _permuted_case(n: int, seed: int) -> Case:
+    q, k, _ = _qkv(n, 4, 4, seed)
+    perm = _case_perm(n, seed)
+    return Case(((q @ k.T / 2.0).double(), perm), f"fn(scores, perm={perm.tolist()})")
+
+
+def _permuted_shape(got: tuple, want: tuple, case: Case) -> str:
+    if got == (want[0],):
+        return ("scores[perm, perm] pairs the two index tensors and picks n single entries (a 1-D result); "
+                "index the rows, then the columns: scores[perm][:, perm]")
+    return ""
+
+
+def _diagnose_permuted(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
+    perm = case.args[1]
+    i, j = (int(t) for t in ((got - want).abs() > _ATOL).nonzero()[0])
+    return ("other", f"entry [{i}, {j}] should be scores[{int(perm[i])}, {int(perm[j])}] = {float(want[i, j]):.4f}, "
+                     f"got {float(got[i, j]):.4f}.")
+
+
+_PERMUTED = Exercise(
+    title="Exercise 1.2: the permuted score matrix",
+    cases=tuple(_permuted_case(n, seed) for n, seed in _PERM_CASES),
+    reference=lambda s, perm: s[perm][:, perm],
+    convert=tensor_answer(cause=_permuted_shape),
+    mistakes=_PERMUTED_MISTAKES,
+    diagnose=_diagnose_permuted,
+    success=f"S' = P S Pᵀ for {len(_PERM_CASES)} random score matrices and permutations.",
+)
+
+
+def check_permuted_scores(fn: Callable[..., object], *, quiet: bool = False,
+                          time_limit: float | None = None) -> CheckResult:
     """Check ``fn(scores, perm) -> P S Pᵀ`` (``scores[perm][:, perm]``) on random score matrices and permutations."""
-    ex = "Exercise 1.2: the permuted score matrix"
-    try:
-        for n, seed in _PERM_CASES:
-            q, k, _ = _qkv(n, 4, 4, seed)
-            s = (q @ k.T / 2.0).double()
-            perm = _case_perm(n, seed)
-            what = f"fn(scores, perm={perm.tolist()})"
-            got = as_tensor_output(ex, call_student(ex, fn, s.clone(), perm.clone()), what)
-            want = s[perm][:, perm]
-            if tuple(got.shape) != (n, n):
-                return failed(ex, f"{what} returned shape {tuple(got.shape)}; expected ({n}, {n}).",
-                              "wrong-shape", quiet=quiet)
-            if torch.allclose(got, want, atol=_ATOL, rtol=0):
-                continue
-            for name, (table, why) in _permuted_mistakes(s, perm).items():
-                if torch.allclose(got, table, atol=_ATOL, rtol=0):
-                    return failed(ex, f"{what} is off: {why}", name, quiet=quiet)
-            i, j = (int(t) for t in ((got - want).abs() > _ATOL).nonzero()[0])
-            return failed(ex, f"{what} is off: entry [{i}, {j}] should be scores[{int(perm[i])}, {int(perm[j])}] = "
-                              f"{float(want[i, j]):.4f}, got {float(got[i, j]):.4f}.", "other", quiet=quiet)
-    except StudentError as err:
-        return failed(ex, err.result.message, err.result.mistake, quiet=quiet)
-    return passed(ex, f"S' = P S Pᵀ for {len(_PERM_CASES)} random score matrices and permutations.", quiet=quiet)
+    return run_exercise(_PERMUTED, fn, quiet=quiet, limit=time_limit)
 
 
 # --- 1.3 the permutation check -------------------------------------------------------------------
@@ -177,72 +187,50 @@ def _functions() -> list[tuple[str, Callable[[Tensor], Tensor]]]:
     ]
 
 
-def _equivariance_mistakes(f: Callable[[Tensor], Tensor], x: Tensor, perm: Tensor) -> dict[str, tuple[float, str]]:
-    inv = torch.argsort(perm)
-    fx, fpx = f(x), f(x[perm])
-    return {
-        "output-not-permuted": (float((fpx - fx).abs().max()),
-                                "you compare f(PX) with f(X): the outputs must be reordered too. Compare f(PX) "
-                                "with P f(X), i.e. f(x[perm]) with f(x)[perm]."),
-        "input-not-permuted": (float((fx - fx[perm]).abs().max()),
-                               "you compare f(X) with P f(X): the input must be reordered before f, f(x[perm])."),
-        "inverse-permutation": (float((fpx - fx[inv]).abs().max()),
-                                "you reorder the output with the inverse permutation (Pᵀ f(X)). Use the same "
-                                "perm on both sides: f(x[perm]) vs f(x)[perm]."),
-        "mean-instead-of-max": (float((fpx - fx[perm]).abs().mean()),
-                                "this is the mean of |f(PX) - P f(X)|; the check is its largest entry (.max())."),
-        "no-absolute-value": (float((fpx - fx[perm]).max()),
-                              "the largest signed difference misses negative errors: take .abs() before .max()."),
-    }
-
+_EQUIVARIANCE_MISTAKES = (
+    Mistake("output-not-permuted", lambda f, x, perm: float((f(x[perm]) - f(x)).abs().max()),
+            "you compare f(PX) with f(X): the outputs must be reordered too. Compare f(PX) with P f(X), i.e. "
+            "f(x[perm]) with f(x)[perm]."),
+    Mistake("input-not-permuted", lambda f, x, perm: float((f(x) - f(x)[perm]).abs().max()),
+            "you compare f(X) with P f(X): the input must be reordered before f, f(x[perm])."),
+    Mistake("inverse-permutation", lambda f, x, perm: float((f(x[perm]) - f(x)[torch.argsort(perm)]).abs().max()),
+            "you reorder the output with the inverse permutation (Pᵀ f(X)). Use the same perm on both sides: "
+            "f(x[perm]) vs f(x)[perm]."),
+    Mistake("mean-instead-of-max", lambda f, x, perm: float((f(x[perm]) - f(x)[perm]).abs().mean()),
+            "this is the mean of |f(PX) - P f(X)|; the check is its largest entry (.max())."),
+    Mistake("no-absolute-value", lambda f, x, perm: float((f(x[perm]) - f(x)[perm]).max()),
+            "the largest signed difference misses negative errors: take .abs() before .max()."),
+)
 
 #: Named mistakes recognised by :func:`check_equivariance_error`.
-EQUIVARIANCE_MISTAKES = ("output-not-permuted", "input-not-permuted", "inverse-permutation",
-                         "mean-instead-of-max", "no-absolute-value", "not-a-number")
+EQUIVARIANCE_MISTAKES = (*(m.name for m in _EQUIVARIANCE_MISTAKES), "not-a-number")
 
 
-def _as_number(ex: str, value: object, what: str) -> float:
-    if isinstance(value, Tensor) and value.numel() == 1:
-        return float(value)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    kind = f"a tensor of shape {tuple(value.shape)}" if isinstance(value, Tensor) else type(value).__name__
-    if value is None:
-        kind = "None (did you forget `return`?)"
-    raise StudentError(CheckResult(ex, False, f"{what} should return one number, the largest |f(PX) - P f(X)|, "
-                                              f"got {kind}.", "not-a-number"))
-
-
-def check_equivariance_error(fn: Callable[..., object], *, quiet: bool = False) -> CheckResult:
-    """Check ``fn(f, x, perm) -> max|f(PX) - P f(X)|`` on an equivariant and two non-equivariant functions."""
-    ex = "Exercise 1.3: the permutation check"
+def _equivariance_cases() -> tuple[Case, ...]:
     # seed 1: some largest |error| entries are negative, so a missing .abs() shows
     x = torch.randn(5, 6, generator=torch.Generator().manual_seed(1))
     perm = _case_perm(5, 4)
-    try:
-        got, want, mistakes, whats = [], [], [], []
-        for label, f in _functions():
-            what = f"fn(f, x, perm={perm.tolist()}) for f = {label}"
-            whats.append(what)
-            got.append(_as_number(ex, call_student(ex, fn, f, x.clone(), perm.clone()), what))
-            want.append(check_equivariance(f, x, perm))
-            mistakes.append(_equivariance_mistakes(f, x, perm))
-    except StudentError as err:
-        return failed(ex, err.result.message, err.result.mistake, quiet=quiet)
+    return tuple(Case((f, x, perm), f"fn(f, x, perm={perm.tolist()}) for f = {label}") for label, f in _functions())
 
-    def close(a: float, b: float) -> bool:
-        return abs(a - b) <= _ATOL * max(1.0, abs(b))
 
-    wrong = [i for i in range(len(got)) if not close(got[i], want[i])]
-    if wrong:
-        first = wrong[0]
-        for name, (_, why) in mistakes[0].items():  # a mistake must explain the value for every function
-            if all(close(got[i], mistakes[i][name][0]) for i in range(len(got))):
-                return failed(ex, f"{whats[first]} is off: {why}", name, quiet=quiet)
-        return failed(ex, f"{whats[first]} returned {got[first]:.4f}; expected {want[first]:.4f}. Compute "
-                          "(f(x[perm]) - f(x)[perm]).abs().max().", "other", quiet=quiet)
-    return passed(ex, "0 for self-attention, > 0 once positions or a causal mask are added, "
-                      "and equal to max|f(PX) - P f(X)| each time.", quiet=quiet)
+_EQUIVARIANCE = Exercise(
+    title="Exercise 1.3: the permutation check",
+    cases=_equivariance_cases(),
+    reference=check_equivariance,
+    convert=number_answer("the largest |f(PX) - P f(X)|"),
+    same=close(_ATOL),
+    mistakes=_EQUIVARIANCE_MISTAKES,
+    diagnose=lambda got, want, case: ("other", f"it returned {got:.4f}; expected {want:.4f}. Compute "
+                                               "(f(x[perm]) - f(x)[perm]).abs().max()."),
+    success="0 for self-attention, > 0 once positions or a causal mask are added, and equal to max|f(PX) - P f(X)| "
+            "each time.",
+)
+
+
+def check_equivariance_error(fn: Callable[..., object], *, quiet: bool = False,
+                             time_limit: float | None = None) -> CheckResult:
+    """Check ``fn(f, x, perm) -> max|f(PX) - P f(X)|`` on an equivariant and two non-equivariant functions."""
+    return run_exercise(_EQUIVARIANCE, fn, quiet=quiet, limit=time_limit)
 
 
 # --- ★★★ reasoning exercises (issue 14) ---

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import Tensor
 
 from ..encodings import apply_rope
-from ._base import CheckResult, StudentError, as_tensor_output, call_student, failed, passed
+from ._base import Case, CheckResult, Exercise, Mistake, Opaque, StudentError, as_tensor, close, run_exercise, \
+    tensor_answer
 
 __all__ = [
     "check_rope_pair",
@@ -36,72 +38,102 @@ __all__ = [
 ]
 
 _ATOL = 1e-5
-_EX_PAIR = "Exercise 6.1: RoPE for one pair"
-_EX_SCORE = "Exercise 6.2: the score from the offset alone"
-_EX_ATTN = "Exercise 6.3: attention with RoPE"
 _PAIR_CASES = (((1.0, 0.5), 3, 1.0), ((0.3, -1.2), 7, 0.1), ((2.0, 0.5), -2, 0.5), ((-0.7, 0.4), 50, 0.01))
 _WRONG_SIGN = ("it turns the pair the wrong way (by -θ). RoPE turns (a, b) like a point (x, y) counter-clockwise: "
                "a' = a cos θ - b sin θ, b' = a sin θ + b cos θ. (Notebook 04's block [[cos, sin], [-sin, cos]] "
                "is the same turn written for (sin, cos) pairs, i.e. for (y, x): used on (x, y) it turns backwards.)")
 
 
+def _one_line_bug(fn: Callable[..., Tensor], doc: str) -> Callable[..., Tensor]:
+    fn.__doc__ = doc
+    return fn
+
+
 # ---- Exercise 6.1 ----------------------------------------------------------------------------------------
+
+def _rotate(a: float, b: float, th: float) -> Tensor:
+    return torch.tensor([a * math.cos(th) - b * math.sin(th), a * math.sin(th) + b * math.cos(th)], dtype=torch.float64)
+
 
 def reference_rope_pair(pair: Tensor, position: float, omega: float) -> Tensor:
     r""":math:`(a\cos\theta - b\sin\theta,\ a\sin\theta + b\cos\theta)` with :math:`\theta = position\cdot\omega`, float64."""
     a, b = (float(v) for v in torch.as_tensor(pair, dtype=torch.float64))
-    th = position * omega
-    return torch.tensor([a * math.cos(th) - b * math.sin(th), a * math.sin(th) + b * math.cos(th)], dtype=torch.float64)
+    return _rotate(a, b, position * omega)
 
 
-def _pair_mistakes(pair: Tensor, position: float, omega: float) -> dict[str, tuple[Tensor, str]]:
-    a, b = (float(v) for v in pair)
-    right = reference_rope_pair(pair, position, omega)
-    th = position * omega
-    return {
-        "wrong-sign": (reference_rope_pair(pair, -position, omega), _WRONG_SIGN),
-        "no-position": (reference_rope_pair(pair, 1.0, omega),
-                        "the angle is ω, not position·ω: the pair of a token at position m turns by m·ω."),
-        "swapped-output": (right.flip(0), "the two outputs are swapped: return (a', b') in this order, "
-                                          "a' = a cos θ - b sin θ first."),
-        "sin-cos-swapped": (torch.tensor([a * math.sin(th) - b * math.cos(th), a * math.cos(th) + b * math.sin(th)],
-                                         dtype=torch.float64),
-                            "cos and sin are swapped: a' = a·cos θ - b·sin θ (cos goes with the same entry)."),
-        "not-rotated": (torch.tensor([a, b], dtype=torch.float64), "the pair comes back unchanged: rotate it by θ."),
-    }
+def _sin_cos_swapped(pair: Tensor, position: float, omega: float) -> Tensor:
+    """a' = a sin θ - b cos θ, b' = a cos θ + b sin θ."""
+    a, b, th = float(pair[0]), float(pair[1]), position * omega
+    return torch.tensor([a * math.sin(th) - b * math.cos(th), a * math.cos(th) + b * math.sin(th)])
 
+
+_PAIR_MISTAKES = (
+    Mistake("wrong-sign", _one_line_bug(lambda pair, position, omega: reference_rope_pair(pair, -position, omega),
+                                        "(a, b) turned by -θ: a' = a cos θ + b sin θ, b' = -a sin θ + b cos θ."),
+            _WRONG_SIGN),
+    Mistake("no-position", _one_line_bug(lambda pair, position, omega: reference_rope_pair(pair, 1.0, omega),
+                                         "θ = ω instead of position·ω."),
+            "the angle is ω, not position·ω: the pair of a token at position m turns by m·ω."),
+    Mistake("swapped-output", _one_line_bug(lambda pair, position, omega: reference_rope_pair(pair, position, omega)
+                                            .flip(0), "return (b', a') instead of (a', b')."),
+            "the two outputs are swapped: return (a', b') in this order, a' = a cos θ - b sin θ first."),
+    Mistake("sin-cos-swapped", _sin_cos_swapped,
+            "cos and sin are swapped: a' = a·cos θ - b·sin θ (cos goes with the same entry)."),
+    Mistake("not-rotated", _one_line_bug(lambda pair, position, omega: torch.as_tensor(pair, dtype=torch.float64)
+                                         .clone(), "return the pair unchanged."),
+            "the pair comes back unchanged: rotate it by θ."),
+)
 
 #: The named mistakes :func:`check_rope_pair` recognises.
-ROPE_PAIR_MISTAKES = tuple(_pair_mistakes(torch.tensor([1.0, 0.5]), 3.0, 0.5))
+ROPE_PAIR_MISTAKES = tuple(m.name for m in _PAIR_MISTAKES)
 
 
-def check_rope_pair(fn: Callable[[Tensor, float, float], object], *, quiet: bool = False) -> CheckResult:
+def _numbers(count: int, meaning: str) -> Callable[[Any, Any, Case], Tensor]:
+    """A converter for ``count`` real numbers in any shape (a tensor, a list, a numpy array, a scalar)."""
+    finite = tensor_answer()
+
+    def convert(value: Any, want: Any, case: Case) -> Tensor:
+        if isinstance(value, Opaque) and value.kind == "too-big":
+            raise StudentError(f"{case.call} returned {value.text}; expected {meaning}.", "wrong-shape")
+        t = as_tensor(value, case.call)
+        if t.numel() != count:
+            raise StudentError(f"{case.call} returned shape {tuple(t.shape)}; expected {meaning}.", "wrong-shape")
+        t = t.reshape(-1)
+        return finite(t, t, case)
+
+    return convert
+
+
+def _diagnose_pair(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
+    _, position, omega = case.args
+    return ("other", f"expected [{float(want[0]):.4f}, {float(want[1]):.4f}], got [{float(got[0]):.4f}, "
+                     f"{float(got[1]):.4f}]. θ = position·ω = {position * omega:g}.")
+
+
+def _pair_case(values: tuple[float, float], position: int, omega: float) -> Case:
+    return Case((torch.tensor(values, dtype=torch.float64), position, omega),
+                f"fn([{values[0]:g}, {values[1]:g}], {position}, {omega:g})")
+
+
+_PAIR = Exercise(
+    title="Exercise 6.1: RoPE for one pair",
+    cases=tuple(_pair_case(*c) for c in _PAIR_CASES),
+    reference=reference_rope_pair,
+    convert=_numbers(2, "the 2 entries (a', b')"),
+    same=close(_ATOL),
+    mistakes=_PAIR_MISTAKES,
+    diagnose=_diagnose_pair,
+    success=f"(a, b) turns by position·ω for {len(_PAIR_CASES)} cases (positions 3, 7, -2, 50).",
+)
+
+
+def check_rope_pair(fn: Callable[[Tensor, float, float], object], *, quiet: bool = False,
+                    time_limit: float | None = None) -> CheckResult:
     r"""Check ``fn(pair, position, omega) -> Tensor[2]``: the pair ``(a, b)`` turned by ``position·omega`` (counter-clockwise).
 
-    Prints what is off (naming the mistake) and returns a truthy :class:`CheckResult` on success.
+    Prints one line (naming the mistake) and returns a truthy :class:`CheckResult` on success.
     """
-    ex = _EX_PAIR
-    try:
-        for values, position, omega in _PAIR_CASES:
-            pair = torch.tensor(values, dtype=torch.float64)
-            call = f"fn(tensor([{values[0]:g}, {values[1]:g}]), {position}, {omega:g})"
-            got = as_tensor_output(ex, call_student(ex, fn, pair.clone(), position, omega), call).reshape(-1)
-            if got.numel() != 2:
-                return failed(ex, f"{call} returned {got.numel()} numbers; expected the 2 entries (a', b').",
-                              "wrong-shape", quiet=quiet)
-            want = reference_rope_pair(pair, position, omega)
-            if torch.allclose(got, want, atol=_ATOL, rtol=0):
-                continue
-            for name, (wrong, why) in _pair_mistakes(pair, position, omega).items():
-                if torch.allclose(got, wrong, atol=_ATOL, rtol=0):
-                    return failed(ex, f"{call} is off: {why}", name, quiet=quiet)
-            return failed(ex, f"{call} is off: expected [{float(want[0]):.4f}, {float(want[1]):.4f}], got "
-                              f"[{float(got[0]):.4f}, {float(got[1]):.4f}]. θ = position·ω = {position * omega:g}.",
-                          "other", quiet=quiet)
-    except StudentError as err:
-        return failed(ex, err.result.message, err.result.mistake, quiet=quiet)
-    return passed(ex, f"(a, b) turns by position·ω for {len(_PAIR_CASES)} cases (positions 3, 7, -2, 50).",
-                  quiet=quiet)
+    return run_exercise(_PAIR, fn, quiet=quiet, limit=time_limit)
 
 
 # ---- Exercise 6.2 ----------------------------------------------------------------------------------------
@@ -120,61 +152,68 @@ def reference_relative_score(q: Tensor, k: Tensor, offset: float, *, layout: str
     return apply_rope(k.to(torch.float64)[None], [offset], layout=layout)[0] @ q.to(torch.float64)
 
 
-def _two_rotations(q: Tensor, k: Tensor, m: float, n: float) -> Tensor:
-    return apply_rope(q[None], [m])[0] @ apply_rope(k[None], [n])[0]
+def _offset_sign(q: Tensor, k: Tensor, offset: int) -> Tensor:
+    """q·R(m-n)k: k rotated by -offset (or q rotated by +offset)."""
+    return apply_rope(q[None], [offset])[0] @ k
 
 
-def _score_mistakes(q: Tensor, k: Tensor, offset: float) -> dict[str, tuple[Tensor, str]]:
-    return {
-        "offset-sign": (reference_relative_score(q, k, -offset),
-                        "this is q·R(m-n)k: the offset has the wrong sign (or q was rotated by the offset "
-                        "instead of k). From (R_m q)·(R_n k) = q·(R_m^T R_n k) = q·R_(n-m) k, rotate k by n - m."),
-        "no-rotation": (q @ k, "this is q·k: the position has no effect. (Rotating both q and k by the same "
-                               "angle gives q·k too: it is the difference of the angles that counts.)"),
-        "half-layout": (reference_relative_score(q, k, offset, layout="half"),
-                        "this is the half-split layout (pairs i, i + d/2). The exercise uses the interleaved "
-                        "one (pairs 2i, 2i+1): apply_rope(..., layout='interleaved'), the default."),
-    }
+def _no_rotation(q: Tensor, k: Tensor, offset: int) -> Tensor:
+    """(R_o q)·(R_o k) = q·k: both rotated by the offset."""
+    return apply_rope(q[None], [offset])[0] @ apply_rope(k[None], [offset])[0]
 
+
+def _score_half_layout(q: Tensor, k: Tensor, offset: int) -> Tensor:
+    """apply_rope(..., layout='half')."""
+    return reference_relative_score(q, k, offset, layout="half")
+
+
+_SCORE_MISTAKES = (
+    Mistake("offset-sign", _offset_sign,
+            "this is q·R(m-n)k: the offset has the wrong sign (or q was rotated by the offset instead of k). From "
+            "(R_m q)·(R_n k) = q·(R_m^T R_n k) = q·R_(n-m) k, rotate k by n - m."),
+    Mistake("no-rotation", _no_rotation,
+            "this is q·k: the position has no effect. (Rotating both q and k by the same angle gives q·k too: it is "
+            "the difference of the angles that counts.)"),
+    Mistake("half-layout", _score_half_layout,
+            "this is the half-split layout (pairs i, i + d/2). The exercise uses the interleaved one (pairs 2i, "
+            "2i+1): apply_rope(..., layout='interleaved'), the default."),
+)
 
 #: The named mistakes :func:`check_relative_score` recognises.
-RELATIVE_SCORE_MISTAKES = tuple(_score_mistakes(*_score_vectors(), 3.0))
+RELATIVE_SCORE_MISTAKES = tuple(m.name for m in _SCORE_MISTAKES)
 
 
-def _as_scalar(ex: str, value: object, call: str) -> Tensor:
-    got = as_tensor_output(ex, value, call)
-    if got.numel() != 1:
-        raise StudentError(CheckResult(ex, False, f"{call} returned shape {tuple(got.shape)}; expected one number "
-                                                  f"(the score).", "wrong-shape"))
-    return got.reshape(())
+def _score_case(m: int, n: int) -> Case:
+    q, k = _score_vectors()
+    return Case((q, k, n - m), f"fn(q, k, {n - m}) (m = {m}, n = {n})", reference_args=(q, k, m, n))
 
 
-def check_relative_score(fn: Callable[[Tensor, Tensor, int], object], *, quiet: bool = False) -> CheckResult:
+def _diagnose_score(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
+    return ("other", f"(R_m q)·(R_n k) = {float(want[0]):.4f}, got {float(got[0]):.4f}.")
+
+
+_SCORE = Exercise(
+    title="Exercise 6.2: the score from the offset alone",
+    cases=tuple(_score_case(m, n) for m, n in _SCORE_PAIRS),
+    reference=lambda q, k, m, n: apply_rope(q[None], [m])[0] @ apply_rope(k[None], [n])[0],
+    convert=_numbers(1, "one number (the score)"),
+    same=close(_ATOL),
+    mistakes=_SCORE_MISTAKES,
+    diagnose=_diagnose_score,
+    success="fn(q, k, n - m) = (R_m q)·(R_n k) for (m, n) in " + ", ".join(f"({m}, {n})" for m, n in _SCORE_PAIRS)
+            + ".",
+)
+
+
+def check_relative_score(fn: Callable[[Tensor, Tensor, int], object], *, quiet: bool = False,
+                         time_limit: float | None = None) -> CheckResult:
     r"""Check ``fn(q, k, offset)`` against :math:`(\mathcal{R}_m q)^\top(\mathcal{R}_n k)` for pairs with ``n - m = offset``.
 
     For each ``(m, n)`` in a list (including shifted copies of one offset), the student's
     ``fn(q, k, n - m)`` must equal the two-rotation score: so the score is a function of ``n - m`` alone.
-    Prints what is off (naming the mistake) and returns a truthy :class:`CheckResult` on success.
+    Prints one line (naming the mistake) and returns a truthy :class:`CheckResult` on success.
     """
-    ex = _EX_SCORE
-    q, k = _score_vectors()
-    try:
-        for m, n in _SCORE_PAIRS:
-            offset = n - m
-            call = f"fn(q, k, {offset})"
-            got = _as_scalar(ex, call_student(ex, fn, q.clone(), k.clone(), offset), call)
-            want = _two_rotations(q, k, m, n)
-            if torch.allclose(got, want, atol=_ATOL, rtol=0):
-                continue
-            for name, (wrong, why) in _score_mistakes(q, k, offset).items():
-                if torch.allclose(got, wrong, atol=_ATOL, rtol=0):
-                    return failed(ex, f"{call} is off: {why}", name, quiet=quiet)
-            return failed(ex, f"{call} is off: for m = {m}, n = {n}, (R_m q)·(R_n k) = {float(want):.4f}, "
-                              f"got {float(got):.4f}.", "other", quiet=quiet)
-    except StudentError as err:
-        return failed(ex, err.result.message, err.result.mistake, quiet=quiet)
-    pairs = ", ".join(f"({m}, {n})" for m, n in _SCORE_PAIRS)
-    return passed(ex, f"fn(q, k, n - m) = (R_m q)·(R_n k) for (m, n) in {pairs}.", quiet=quiet)
+    return run_exercise(_SCORE, fn, quiet=quiet, limit=time_limit)
 
 
 # ---- Exercise 6.3 ----------------------------------------------------------------------------------------
@@ -201,147 +240,78 @@ def reference_rope_attention(q: Tensor, k: Tensor, v: Tensor, positions: Tensor,
     return _attention(apply_rope(q, pos, layout=layout), apply_rope(k, pos, layout=layout), v)
 
 
-def _attn_mistakes(q: Tensor, k: Tensor, v: Tensor, pos: Tensor) -> dict[str, tuple[Tensor, str]]:
-    rq, rk = apply_rope(q, pos), apply_rope(k, pos)
-    return {
-        "rotated-v": (_attention(rq, rk, apply_rope(v, pos)),
-                      "V was rotated too. RoPE rotates only q and k, the two vectors inside the dot product; "
-                      "the values v = W_V x carry content and are left alone."),
-        "half-layout": (reference_rope_attention(q, k, v, pos, layout="half"),
-                        "this is the half-split layout (pairs i, i + d/2, as in rotate_half). The exercise uses "
-                        "the interleaved one (pairs 2i, 2i+1): apply_rope's default layout='interleaved'."),
-        "wrong-sign": (_attention(apply_rope(q, -pos), apply_rope(k, -pos), v),
-                       "q and k are rotated by -m·ω (the wrong sign), so the score becomes q·R(m-n)k instead of "
-                       "q·R(n-m)k. Rotate by +position."),
-        "q-only": (_attention(rq, k, v), "only q is rotated: rotate k by its own position as well."),
-        "k-only": (_attention(q, rk, v), "only k is rotated: rotate q by its own position as well."),
-        "no-rope": (_attention(q, k, v), "nothing is rotated: this is plain attention, blind to order."),
-        "no-scale": (_attention(rq, rk, v, scale=False), "the scores are not divided by √d."),
-    }
+def _rotated(q: Tensor, k: Tensor, v: Tensor, positions: Tensor, which: str, *, sign: int = 1,
+             scale: bool = True) -> Tensor:
+    """Attention with RoPE applied to the letters of ``which`` among q, k, v, by ``sign``·positions."""
+    pos = sign * torch.as_tensor(positions)
+    q, k, v = (apply_rope(x, pos) if letter in which else x for letter, x in zip("qkv", (q, k, v)))
+    return _attention(q, k, v, scale=scale)
 
+
+def _attn_bug(which: str, doc: str, **kwargs: Any) -> Callable[..., Tensor]:
+    return _one_line_bug(lambda q, k, v, positions: _rotated(q, k, v, positions, which, **kwargs), doc)
+
+
+_ATTN_MISTAKES = (
+    Mistake("rotated-v", _attn_bug("qkv", "v = apply_rope(v, positions) as well."),
+            "V was rotated too. RoPE rotates only q and k, the two vectors inside the dot product; the values "
+            "v = W_V x carry content and are left alone."),
+    Mistake("half-layout", _one_line_bug(lambda q, k, v, positions: reference_rope_attention(q, k, v, positions,
+                                                                                             layout="half"),
+                                         "layout='half' (rotate_half style) where interleaved was asked."),
+            "this is the half-split layout (pairs i, i + d/2, as in rotate_half). The exercise uses the interleaved "
+            "one (pairs 2i, 2i+1): apply_rope's default layout='interleaved'."),
+    Mistake("wrong-sign", _attn_bug("qk", "apply_rope(x, -positions): rotated backwards.", sign=-1),
+            "q and k are rotated by -m·ω (the wrong sign), so the score becomes q·R(m-n)k instead of q·R(n-m)k. "
+            "Rotate by +position."),
+    Mistake("q-only", _attn_bug("q", "only q rotated."), "only q is rotated: rotate k by its own position as well."),
+    Mistake("k-only", _attn_bug("k", "only k rotated."), "only k is rotated: rotate q by its own position as well."),
+    Mistake("no-rope", _attn_bug("", "plain attention."), "nothing is rotated: this is plain attention, blind to order."),
+    Mistake("no-scale", _attn_bug("qk", "softmax(q kᵀ) without 1/√d.", scale=False),
+            "the scores are not divided by √d."),
+)
 
 #: The named mistakes :func:`check_rope_attention` recognises.
-ROPE_ATTENTION_MISTAKES = tuple(_attn_mistakes(*_attn_inputs(3, 4, 0), torch.arange(3)))
+ROPE_ATTENTION_MISTAKES = tuple(m.name for m in _ATTN_MISTAKES)
 
 
-def check_rope_attention(fn: Callable[[Tensor, Tensor, Tensor, Tensor], object], *, quiet: bool = False) -> CheckResult:
+def _attn_case(seed: int, n: int, d: int, positions: tuple[int, ...]) -> Case:
+    return Case((*_attn_inputs(n, d, seed), torch.tensor(positions)),
+                f"fn(q, k, v, positions={list(positions)}) with q, k, v of shape ({n}, {d})")
+
+
+def _diagnose_attention(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
+    row = int((got - want).abs().amax(dim=1).argmax())
+    return ("other", f"output row {row} differs from the reference by up to {float((got - want).abs().max()):.4f}. "
+                     "Rotate q and k (not v) with apply_rope(x, positions), then softmax(q kᵀ/√d) v.")
+
+
+_ATTN = Exercise(
+    title="Exercise 6.3: attention with RoPE",
+    cases=tuple(_attn_case(seed, *c) for seed, c in enumerate(_ATTN_CASES)),
+    reference=reference_rope_attention,
+    atol=_ATOL, meaning="one output row per query",
+    mistakes=_ATTN_MISTAKES,
+    diagnose=_diagnose_attention,
+    success="matches softmax((RQ)(RK)ᵀ/√d)·V for positions 0..5 and 100..150, V untouched.",
+)
+
+
+def check_rope_attention(fn: Callable[[Tensor, Tensor, Tensor, Tensor], object], *, quiet: bool = False,
+                         time_limit: float | None = None) -> CheckResult:
     r"""Check ``fn(q, k, v, positions) -> [n, d]`` = softmax((RQ)(RK)ᵀ/√d) V with interleaved RoPE, base 10000, no mask.
 
-    Prints what is off (naming the mistake) and returns a truthy :class:`CheckResult` on success.
+    Prints one line (naming the mistake) and returns a truthy :class:`CheckResult` on success.
     """
-    ex = _EX_ATTN
-    try:
-        for seed, (n, d, positions) in enumerate(_ATTN_CASES):
-            q, k, v = _attn_inputs(n, d, seed)
-            pos = torch.tensor(positions)
-            call = f"fn(q, k, v, positions={list(positions)}) with q, k, v of shape ({n}, {d})"
-            got = as_tensor_output(ex, call_student(ex, fn, q.clone(), k.clone(), v.clone(), pos.clone()), call)
-            if tuple(got.shape) != (n, d):
-                return failed(ex, f"{call} returned shape {tuple(got.shape)}; expected ({n}, {d}), one output row "
-                                  f"per query.", "wrong-shape", quiet=quiet)
-            want = reference_rope_attention(q, k, v, pos)
-            if torch.allclose(got, want, atol=_ATOL, rtol=0):
-                continue
-            for name, (wrong, why) in _attn_mistakes(q, k, v, pos).items():
-                if torch.allclose(got, wrong, atol=_ATOL, rtol=0):
-                    return failed(ex, f"{call} is off: {why}", name, quiet=quiet)
-            row = int((got - want).abs().amax(dim=1).argmax())
-            return failed(ex, f"{call} is off: output row {row} differs from the reference by up to "
-                              f"{float((got - want).abs().max()):.4f}. Rotate q and k (not v) with "
-                              f"apply_rope(x, positions), then softmax(q kᵀ/√d) v.", "other", quiet=quiet)
-    except StudentError as err:
-        return failed(ex, err.result.message, err.result.mistake, quiet=quiet)
-    return passed(ex, "matches softmax((RQ)(RK)ᵀ/√d)·V for positions 0..5 and 100..150, V untouched.", quiet=quiet)
-
-
-# ---- the mistakes as code (tests, misconception boxes) ---------------------------------------------------
-
-def _rotate(a: float, b: float, th: float) -> Tensor:
-    return torch.tensor([a * math.cos(th) - b * math.sin(th), a * math.sin(th) + b * math.cos(th)], dtype=torch.float64)
-
-
-def _pair_bugs() -> dict[str, Callable[..., Tensor]]:
-    def wrong_sign(pair, position, omega):
-        """(a, b) turned by -θ: a' = a cos θ + b sin θ, b' = -a sin θ + b cos θ."""
-        return _rotate(float(pair[0]), float(pair[1]), -position * omega)
-
-    def no_position(pair, position, omega):
-        """θ = ω instead of position·ω."""
-        return _rotate(float(pair[0]), float(pair[1]), omega)
-
-    def swapped_output(pair, position, omega):
-        """return (b', a') instead of (a', b')."""
-        return _rotate(float(pair[0]), float(pair[1]), position * omega).flip(0)
-
-    def sin_cos_swapped(pair, position, omega):
-        """a' = a sin θ - b cos θ, b' = a cos θ + b sin θ."""
-        a, b, th = float(pair[0]), float(pair[1]), position * omega
-        return torch.tensor([a * math.sin(th) - b * math.cos(th), a * math.cos(th) + b * math.sin(th)])
-
-    def not_rotated(pair, position, omega):
-        """return the pair unchanged."""
-        return torch.as_tensor(pair, dtype=torch.float64).clone()
-
-    return {"wrong-sign": wrong_sign, "no-position": no_position, "swapped-output": swapped_output,
-            "sin-cos-swapped": sin_cos_swapped, "not-rotated": not_rotated}
-
-
-def _score_bugs() -> dict[str, Callable[..., Tensor]]:
-    def offset_sign(q, k, offset):
-        """q·R(m-n)k: k rotated by -offset (or q rotated by +offset)."""
-        return apply_rope(q[None], [offset])[0] @ k
-
-    def no_rotation(q, k, offset):
-        """(R_o q)·(R_o k) = q·k: both rotated by the offset."""
-        return apply_rope(q[None], [offset])[0] @ apply_rope(k[None], [offset])[0]
-
-    def half_layout(q, k, offset):
-        """apply_rope(..., layout='half')."""
-        return apply_rope(k[None], [offset], layout="half")[0] @ q
-
-    return {"offset-sign": offset_sign, "no-rotation": no_rotation, "half-layout": half_layout}
-
-
-def _attn_bugs() -> dict[str, Callable[..., Tensor]]:
-    def rotated_v(q, k, v, positions):
-        """v = apply_rope(v, positions) as well."""
-        return _attention(apply_rope(q, positions), apply_rope(k, positions), apply_rope(v, positions))
-
-    def half_layout(q, k, v, positions):
-        """layout='half' (rotate_half style) where interleaved was asked."""
-        return reference_rope_attention(q, k, v, positions, layout="half")
-
-    def wrong_sign(q, k, v, positions):
-        """apply_rope(x, -positions): rotated backwards."""
-        return _attention(apply_rope(q, -positions), apply_rope(k, -positions), v)
-
-    def q_only(q, k, v, positions):
-        """only q rotated."""
-        return _attention(apply_rope(q, positions), k, v)
-
-    def k_only(q, k, v, positions):
-        """only k rotated."""
-        return _attention(q, apply_rope(k, positions), v)
-
-    def no_rope(q, k, v, positions):
-        """plain attention."""
-        return _attention(q, k, v)
-
-    def no_scale(q, k, v, positions):
-        """softmax(q kᵀ) without 1/√d."""
-        return _attention(apply_rope(q, positions), apply_rope(k, positions), v, scale=False)
-
-    return {"rotated-v": rotated_v, "half-layout": half_layout, "wrong-sign": wrong_sign, "q-only": q_only,
-            "k-only": k_only, "no-rope": no_rope, "no-scale": no_scale}
+    return run_exercise(_ATTN, fn, quiet=quiet, limit=time_limit)
 
 
 def example_rope_mistakes(exercise: str) -> dict[str, Callable[..., Tensor]]:
     """Each named mistake of exercise ``"6.1"``, ``"6.2"`` or ``"6.3"`` as a buggy function (docstring: the bug)."""
-    table = {"6.1": _pair_bugs, "6.2": _score_bugs, "6.3": _attn_bugs}
+    table = {"6.1": _PAIR_MISTAKES, "6.2": _SCORE_MISTAKES, "6.3": _ATTN_MISTAKES}
     if exercise not in table:
         raise ValueError(f"exercise must be one of {', '.join(repr(e) for e in table)}, got {exercise!r}.")
-    return table[exercise]()
-
+    return {m.name: m.fn for m in table[exercise]}
 
 
 # --- ★★★ reasoning exercises (issue 14) ---

@@ -18,140 +18,135 @@ import torch
 from torch import Tensor
 
 from ..encodings import inverse_frequencies, shift_matrix, sinusoidal
-from ._base import CheckResult, StudentError, as_tensor_output, call_student, failed, passed
+from ._base import Case, CheckResult, Exercise, Mistake, run_exercise
 
 __all__ = ["check_rotation_block", "check_shift_matrix", "ROTATION_BLOCK_MISTAKES", "SHIFT_MATRIX_MISTAKES"]
 
 _ATOL = 1e-6
 _BLOCK_CASES = ((3.0, 0.5), (5.0, 1.0), (-4.0, 0.3), (7.0, 0.01))
 _MATRIX_CASES = ((3, 8), (-5, 16), (10, 4))
-_EX_BLOCK = "Exercise 4.1: the 2x2 block of R(k)"
-_EX_MATRIX = "Exercise 4.2: the whole R(k)"
 _TRANSPOSED = ("this is R(k) transposed, i.e. R(-k): it turns the pair backwards and maps PE(pos) to "
                "PE(pos - k). From sin((p+k)ω) = sin(pω)cos(kω) + cos(pω)sin(kω), the first row is "
                "[cos kω, +sin kω]; the minus sign belongs in the second row: [-sin kω, cos kω].")
 
 
+def _cs(k: float, omega: float) -> tuple[float, float]:
+    return math.cos(k * omega), math.sin(k * omega)
+
+
+def _matrix(rows: list[list[float]]) -> Tensor:
+    return torch.tensor(rows, dtype=torch.float64)
+
+
 def reference_block(k: float, omega: float) -> Tensor:
     r""":math:`\begin{bmatrix}\cos k\omega & \sin k\omega\\ -\sin k\omega & \cos k\omega\end{bmatrix}` in float64."""
-    a = torch.tensor(k * omega, dtype=torch.float64)
-    c, s = torch.cos(a), torch.sin(a)
-    return torch.stack([torch.stack([c, s]), torch.stack([-s, c])])
+    c, s = _cs(k, omega)
+    return _matrix([[c, s], [-s, c]])
 
 
-def _block_mistakes(k: float, omega: float) -> dict[str, tuple[Tensor, str]]:
-    right = reference_block(k, omega)
-    c, s = right[0, 0], right[0, 1]
-    raw = reference_block(k, 1.0)
-    return {
-        "transposed": (right.T, _TRANSPOSED),
-        "angle-without-omega": (
-            raw, "the angle is k, not k·ω: a pair turns by ω per position, so by k·ω over k positions."),
-        "missing-minus": (
-            torch.stack([torch.stack([c, s]), torch.stack([s, c])]),
-            "both off-diagonal entries are +sin kω: the matrix is not a rotation (not orthogonal). "
-            "The second row is [-sin kω, cos kω], from cos((p+k)ω) = cos(pω)cos(kω) - sin(pω)sin(kω)."),
-        "sin-cos-swapped": (
-            torch.stack([torch.stack([s, c]), torch.stack([c, -s])]),
+def _missing_minus(k: float, omega: float) -> Tensor:
+    c, s = _cs(k, omega)
+    return _matrix([[c, s], [s, c]])
+
+
+def _block_sin_cos_swapped(k: float, omega: float) -> Tensor:
+    c, s = _cs(k, omega)
+    return _matrix([[s, c], [c, -s]])
+
+
+_BLOCK_MISTAKES = (
+    Mistake("transposed", lambda k, omega: reference_block(k, omega).T, _TRANSPOSED),
+    Mistake("angle-without-omega", lambda k, omega: reference_block(k, 1.0),
+            "the angle is k, not k·ω: a pair turns by ω per position, so by k·ω over k positions."),
+    Mistake("missing-minus", _missing_minus,
+            "both off-diagonal entries are +sin kω: the matrix is not a rotation (not orthogonal). The second row "
+            "is [-sin kω, cos kω], from cos((p+k)ω) = cos(pω)cos(kω) - sin(pω)sin(kω)."),
+    Mistake("sin-cos-swapped", _block_sin_cos_swapped,
             "cos and sin are swapped inside the matrix: the diagonal holds cos kω, the off-diagonal ±sin kω."),
-        "identity": (torch.eye(2, dtype=torch.float64), "this is the identity: it does not move the pair at all."),
-    }
-
+    Mistake("identity", lambda k, omega: torch.eye(2, dtype=torch.float64),
+            "this is the identity: it does not move the pair at all."),
+)
 
 #: The named mistakes :func:`check_rotation_block` recognises.
-ROTATION_BLOCK_MISTAKES = tuple(_block_mistakes(1.0, 0.5))
+ROTATION_BLOCK_MISTAKES = tuple(m.name for m in _BLOCK_MISTAKES)
 
 
-def _check_square(ex: str, got: Tensor, n: int, call: str) -> None:
-    if tuple(got.shape) != (n, n):
-        raise StudentError(CheckResult(ex, False, f"{call} returned shape {tuple(got.shape)}; expected ({n}, {n}).",
-                                       "wrong-shape"))
-    if not torch.isfinite(got).all():
-        raise StudentError(CheckResult(ex, False, f"{call} contains NaN or inf.", "not-finite"))
+def _diagnose_block(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
+    k, omega = case.args
+    p = 2.0
+    now = torch.tensor([math.sin(p * omega), math.cos(p * omega)], dtype=torch.float64)
+    later = torch.tensor([math.sin((p + k) * omega), math.cos((p + k) * omega)], dtype=torch.float64)
+    moved = got @ now
+    return ("other", f"with p = {p:g}, B·[sin(pω), cos(pω)] = [{float(moved[0]):.4f}, {float(moved[1]):.4f}] but "
+                     f"[sin((p+k)ω), cos((p+k)ω)] = [{float(later[0]):.4f}, {float(later[1]):.4f}].")
 
 
-def check_rotation_block(fn: Callable[[float, float], object], *, quiet: bool = False) -> CheckResult:
+_BLOCK = Exercise("Exercise 4.1: the 2x2 block of R(k)",
+                  tuple(Case((k, omega), f"fn({k:g}, {omega:g})") for k, omega in _BLOCK_CASES), reference_block,
+                  f"B·[sin(pω), cos(pω)] = [sin((p+k)ω), cos((p+k)ω)] for (k, ω) in {list(_BLOCK_CASES)}.",
+                  _BLOCK_MISTAKES, _diagnose_block, atol=_ATOL, meaning="a 2×2 block")
+
+
+def check_rotation_block(fn: Callable[[float, float], object], *, quiet: bool = False,
+                         time_limit: float | None = None) -> CheckResult:
     r"""Check ``fn(k, omega) -> 2×2`` against :math:`[[\cos k\omega, \sin k\omega], [-\sin k\omega, \cos k\omega]]`.
 
     Also verifies what the block is for: it maps ``[sin(pω), cos(pω)]`` to ``[sin((p+k)ω), cos((p+k)ω)]``.
-    Prints what is off (naming the mistake) and returns a truthy :class:`CheckResult` on success.
+    Prints one line (naming the mistake) and returns a truthy :class:`CheckResult` on success.
     """
-    ex = _EX_BLOCK
-    try:
-        for k, omega in _BLOCK_CASES:
-            call = f"fn({k:g}, {omega:g})"
-            got = as_tensor_output(ex, call_student(ex, fn, k, omega), call)
-            _check_square(ex, got, 2, call)
-            want = reference_block(k, omega)
-            if torch.allclose(got, want, atol=_ATOL, rtol=0):
-                continue
-            for name, (wrong, why) in _block_mistakes(k, omega).items():
-                if torch.allclose(got, wrong, atol=_ATOL, rtol=0):
-                    return failed(ex, f"{call} is off: {why}", name, quiet=quiet)
-            p = 2.0
-            now = torch.tensor([math.sin(p * omega), math.cos(p * omega)], dtype=torch.float64)
-            later = torch.tensor([math.sin((p + k) * omega), math.cos((p + k) * omega)], dtype=torch.float64)
-            moved = got @ now
-            return failed(ex, f"{call} is off: with p = {p:g}, B·[sin(pω), cos(pω)] = [{float(moved[0]):.4f}, "
-                              f"{float(moved[1]):.4f}] but [sin((p+k)ω), cos((p+k)ω)] = [{float(later[0]):.4f}, "
-                              f"{float(later[1]):.4f}].", "other", quiet=quiet)
-    except StudentError as err:
-        return failed(ex, err.result.message, err.result.mistake, quiet=quiet)
-    return passed(ex, f"B·[sin(pω), cos(pω)] = [sin((p+k)ω), cos((p+k)ω)] for (k, ω) in {list(_BLOCK_CASES)}.",
-                  quiet=quiet)
+    return run_exercise(_BLOCK, fn, quiet=quiet, limit=time_limit)
 
 
-def _matrix_mistakes(k: float, dim: int) -> dict[str, tuple[Tensor, str]]:
-    right = shift_matrix(k, dim)
-    one_freq = torch.block_diag(*[reference_block(k, 1.0)] * (dim // 2))
-    return {
-        "transposed": (right.T, _TRANSPOSED + " (every 2×2 block of your matrix is transposed.)"),
-        "concatenated-layout": (
-            shift_matrix(k, dim, layout="concatenated"),
+def _blocks(k: float, omegas: Tensor) -> Tensor:
+    return torch.block_diag(*[reference_block(k, float(w)) for w in omegas])
+
+
+_MATRIX_MISTAKES = (
+    Mistake("transposed", lambda k, dim: shift_matrix(k, dim).T,
+            _TRANSPOSED + " (every 2×2 block of your matrix is transposed.)"),
+    Mistake("concatenated-layout", lambda k, dim: shift_matrix(k, dim, layout="concatenated"),
             "this is R(k) for the concatenated layout [sin | cos]. The exercise uses the interleaved one: "
             "pair i sits in rows and columns (2i, 2i+1), so the 2×2 blocks lie on the diagonal."),
-        "one-frequency": (
-            one_freq, "every block uses the angle k (ω_0 = 1). Pair i must turn by k·ω_i, with "
-                      "ω_i = 10000^(-2i/d)."),
-        "exponent-j": (
-            torch.block_diag(*[reference_block(k, float(w)) for w in 10000.0 ** (-torch.arange(dim // 2) / dim)]),
+    Mistake("one-frequency", lambda k, dim: _blocks(k, torch.ones(dim // 2)),
+            "every block uses the angle k (ω_0 = 1). Pair i must turn by k·ω_i, with ω_i = 10000^(-2i/d)."),
+    Mistake("exponent-j", lambda k, dim: _blocks(k, 10000.0 ** (-torch.arange(dim // 2) / dim)),
             "the frequencies use exponent i/d instead of 2i/d: ω_i = 10000^(-2i/d)."),
-    }
-
+)
 
 #: The named mistakes :func:`check_shift_matrix` recognises.
-SHIFT_MATRIX_MISTAKES = tuple(_matrix_mistakes(1.0, 4))
+SHIFT_MATRIX_MISTAKES = tuple(m.name for m in _MATRIX_MISTAKES)
 
 
-def check_shift_matrix(fn: Callable[[int, int], object], *, quiet: bool = False) -> CheckResult:
+def _diagnose_matrix(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
+    k, dim = case.args
+    start = max(0, -k)
+    pe = sinusoidal(start + abs(k) + 1, dim, dtype=torch.float64)
+    moved, target = got @ pe[start], pe[start + k]
+    j = int((moved - target).abs().argmax())
+    omega = float(inverse_frequencies(dim)[j // 2])
+    return ("other", f"R(k)·PE({start}) should be PE({start + k}), but entry {j} (pair {j // 2}, ω = {omega:.4g}) is "
+                     f"{float(moved[j]):.4f} instead of {float(target[j]):.4f}.")
+
+
+_MATRIX = Exercise(
+    title="Exercise 4.2: the whole R(k)",
+    cases=tuple(Case((k, dim), f"fn({k}, {dim})") for k, dim in _MATRIX_CASES),
+    reference=shift_matrix,
+    atol=_ATOL, meaning="d × d",
+    mistakes=_MATRIX_MISTAKES,
+    diagnose=_diagnose_matrix,
+    success="R(k)·PE(pos) = PE(pos + k) for " + ", ".join(f"(k={k}, d={d})" for k, d in _MATRIX_CASES) + ".",
+)
+
+
+def check_shift_matrix(fn: Callable[[int, int], object], *, quiet: bool = False,
+                       time_limit: float | None = None) -> CheckResult:
     r"""Check ``fn(k, dim) -> [dim, dim]`` with :math:`PE(pos+k) = R(k)\,PE(pos)` (interleaved, base 10000).
 
     Compares with :func:`~pe_helpers.encodings.shift_matrix` and tests the identity on real table rows.
-    Prints what is off (naming the mistake) and returns a truthy :class:`CheckResult` on success.
+    Prints one line (naming the mistake) and returns a truthy :class:`CheckResult` on success.
     """
-    ex = _EX_MATRIX
-    try:
-        for k, dim in _MATRIX_CASES:
-            call = f"fn({k}, {dim})"
-            got = as_tensor_output(ex, call_student(ex, fn, k, dim), call)
-            _check_square(ex, got, dim, call)
-            if torch.allclose(got, shift_matrix(k, dim), atol=_ATOL, rtol=0):
-                continue
-            for name, (wrong, why) in _matrix_mistakes(k, dim).items():
-                if torch.allclose(got, wrong, atol=_ATOL, rtol=0):
-                    return failed(ex, f"{call} is off: {why}", name, quiet=quiet)
-            start = max(0, -k)
-            pe = sinusoidal(start + abs(k) + 1, dim, dtype=torch.float64)
-            moved, want = got @ pe[start], pe[start + k]
-            j = int((moved - want).abs().argmax())
-            omega = float(inverse_frequencies(dim)[j // 2])
-            return failed(ex, f"{call} is off: R(k)·PE({start}) should be PE({start + k}), but entry {j} "
-                              f"(pair {j // 2}, ω = {omega:.4g}) is {float(moved[j]):.4f} instead of "
-                              f"{float(want[j]):.4f}.", "other", quiet=quiet)
-    except StudentError as err:
-        return failed(ex, err.result.message, err.result.mistake, quiet=quiet)
-    cases = ", ".join(f"(k={k}, d={d})" for k, d in _MATRIX_CASES)
-    return passed(ex, f"R(k)·PE(pos) = PE(pos + k) for {cases}.", quiet=quiet)
+    return run_exercise(_MATRIX, fn, quiet=quiet, limit=time_limit)
 
 
 # --- ★★★ reasoning exercises (issue 14) ---
