@@ -70,7 +70,7 @@ present: $(STAMP)
 		--token="$$token" --strip_sources=True --show_tracebacks=False
 
 test: $(STAMP)
-	MPLBACKEND=Agg $(BIN)/python -m pytest tests notebooks $(NBVAL) -q
+	MPLBACKEND=Agg $(BIN)/python -m pytest tests notebooks $(NBVAL) -q -n 2 --dist loadfile
 
 # Rebuild every notebook from its text source (notebooks/NN_*.py, jupytext percent format) and
 # execute it, so the committed .ipynb and its stored outputs match the source. NB=03 rebuilds one.

@@ -19,7 +19,7 @@
 # 5. adding a position vector $p_i$ breaks the symmetry, and so, quietly, does a causal mask (NoPE).
 #
 # Notation: $n$ tokens, model dimension $d$, $X \in \mathbb{R}^{n\times d}$ one row per token,
-# $p_i$ the position vector of slot $i$. A permutation `perm` reorders rows: $(PX)_i = X_{\text{perm}[i]}$.
+# $p_i$ the position vector of slot $i$. A permutation `perm` reorders rows: $(\Pi X)_i = X_{\text{perm}[i]}$.
 
 # %%
 # %matplotlib inline
@@ -98,13 +98,14 @@ assert check_attention(my_attention)
 # %% [markdown]
 # ## 2 · Permutation equivariance (置换等变)
 #
-# **Claim.** Reorder the tokens with a permutation matrix $P$. Every projection is row-wise, so
-# $Q' = PXW_Q = PQ$, $K' = PK$, $V' = PV$, and
+# **Claim.** Reorder the tokens with a permutation matrix $\Pi$ (the seed calls it $P$; here $P$ is kept for the
+# stacked position vectors $p_0, \dots, p_{n-1}$, as in the seed's §1.3). Every projection is row-wise, so
+# $Q' = \Pi XW_Q = \Pi Q$, $K' = \Pi K$, $V' = \Pi V$, and
 #
-# $$S' = Q'K'^\top/\sqrt{d_k} = P\,S\,P^\top,\qquad
-# \text{Attention}(PQ, PK, PV) = P\,\text{Attention}(Q, K, V)$$
+# $$S' = Q'K'^\top/\sqrt{d_k} = \Pi\,S\,\Pi^\top,\qquad
+# \text{Attention}(\Pi Q, \Pi K, \Pi V) = \Pi\,\text{Attention}(Q, K, V)$$
 #
-# (the softmax of $PSP^\top$ is $PAP^\top$, and $PAP^\top PV = PAV$ because $P^\top P = I$).
+# (the softmax of $\Pi S\Pi^\top$ is $\Pi A\Pi^\top$, and $\Pi A\Pi^\top \Pi V = \Pi AV$ because $\Pi^\top \Pi = I$).
 # Rows *and* columns of the score matrix move with the tokens; the outputs move with them.
 # Nothing in the result tells the model which order the tokens came in.
 #
@@ -113,13 +114,13 @@ assert check_attention(my_attention)
 # %%
 S = attention_scores(Q, K)
 for seed in range(20):
-    P = permutation_matrix(random_permutation(n, seed=seed))
-    Q2, K2, _ = head.project(P @ X)
-    out2, A2 = head(P @ X)
-    torch.testing.assert_close(attention_scores(Q2, K2), P @ S @ P.T)   # S' = P S Pᵀ
-    torch.testing.assert_close(A2, P @ A @ P.T)                        # weights move the same way
-    torch.testing.assert_close(out2, P @ out)                          # Attention(PX) = P·Attention(X)
-print("20 random permutations: S' = P S Pᵀ and Attention(PX) = P·Attention(X), up to float32 rounding")
+    Pi = permutation_matrix(random_permutation(n, seed=seed))
+    Q2, K2, _ = head.project(Pi @ X)
+    out2, A2 = head(Pi @ X)
+    torch.testing.assert_close(attention_scores(Q2, K2), Pi @ S @ Pi.T)   # S' = Π S Πᵀ
+    torch.testing.assert_close(A2, Pi @ A @ Pi.T)                        # weights move the same way
+    torch.testing.assert_close(out2, Pi @ out)                          # Attention(ΠX) = Π·Attention(X)
+print("20 random permutations: S' = Π S Πᵀ and Attention(ΠX) = Π·Attention(X), up to float32 rounding")
 
 # %% [markdown]
 # > **Misconception:** "equivariant" means "the output does not change". It does change: it is
@@ -130,12 +131,12 @@ print("20 random permutations: S' = P S Pᵀ and Attention(PX) = P·Attention(X)
 # %% [markdown]
 # ### Exercise 1.2 · Move the score matrix (★★☆ medium · ~10 min)
 #
-# **重要度 (importance) ●●●** · **Learning goal:** predict how reordering the tokens moves the score matrix ($PSP^\top$, rows *and* columns) without recomputing it.
+# **重要度 (importance) ●●●** · **Learning goal:** predict how reordering the tokens moves the score matrix ($\Pi S\Pi^\top$, rows *and* columns) without recomputing it.
 #
 # Without running attention again, predict the score matrix of the reordered input: write
-# `permuted_scores(scores, perm)` returning $S' = PSP^\top$, where new token $i$ is old token
+# `permuted_scores(scores, perm)` returning $S' = \Pi S\Pi^\top$, where new token $i$ is old token
 # `perm[i]`. (Hint: which entry of `scores` holds $q'_i \cdot k'_j$?) A common slip is to move only
-# the rows ($PS$, as if only $Q$ were permuted): the checker names it.
+# the rows ($\Pi S$, as if only $Q$ were permuted): the checker names it.
 
 # %% jupyter={"source_hidden": true} pe_exercise="1.2" tags=["solution"]
 import torch
@@ -163,7 +164,7 @@ assert check_permuted_scores(permuted_scores)
 # The English companion "dog bites man" / "man bites dog" swaps the first and the third.
 # Each token has one fixed vector (its embedding, content only).
 #
-# **Claim.** $X_b = P X_a$, so $\text{Attention}(X_b) = P\,\text{Attention}(X_a)$: every token's
+# **Claim.** $X_b = \Pi X_a$, so $\text{Attention}(X_b) = \Pi\,\text{Attention}(X_a)$: every token's
 # output is identical in both sentences, only moved. Without position, 我 "does not know" whether
 # it is the one who likes or the one who is liked.
 
@@ -206,7 +207,7 @@ with expect_error(ValueError, match="not a reordering"):
 # "dog bites man at the park". Middle: the scores $S'$ of the reordered sentence, with row and
 # column labels. Right: the outputs of the reordered sentence. Follow one cell, say
 # (query dog, key man): it moves with its two tokens, and keeps its colour. The title prints
-# $\max|S' - PSP^\top|$ and $\max|\text{Attn}(PX) - P\,\text{Attn}(X)|$: zero. Tick **add p_i**
+# $\max|S' - \Pi S\Pi^\top|$ and $\max|\text{Attn}(\Pi X) - \Pi\,\text{Attn}(X)|$: zero. Tick **add p_i**
 # to give slot $i$ the vector $x + p_i$ and watch both numbers leave zero (section 5).
 
 # %% tags=["nbval-ignore-output"]
@@ -222,7 +223,7 @@ perms = [order.named_order(o, sentence) for o in orders] + [order.named_order("r
 for perm in perms:
     view = order.permutation_view(Xs, sentence, perm, head)
     assert view.score_error < 1e-5 and view.output_error < 1e-5, perm
-print(f"{len(perms)} orders of {sentence!r}: S' = P S Pᵀ and outputs move with their tokens")
+print(f"{len(perms)} orders of {sentence!r}: S' = Π S Πᵀ and outputs move with their tokens")
 
 # %% [markdown]
 # ## 5 · Adding position breaks the symmetry (绝对位置编码)
@@ -242,18 +243,18 @@ without = max(check_equivariance(content_only, X, p) for p in perms)
 broken = min(check_equivariance(with_positions, X, p) for p in perms)
 assert without < 1e-5, without
 assert broken > 0.05, broken
-print(f"{len(perms)} non-identity permutations: max|f(PX) - P f(X)| < 1e-5 without positions, "
+print(f"{len(perms)} non-identity permutations: max|f(ΠX) - Π f(X)| < 1e-5 without positions, "
       f">= {broken:.2f} with them")
 
 # %% [markdown]
-# The very check of section 2, `assert_close(f(PX), P f(X))`, now fails:
+# The very check of section 2, `assert_close(f(ΠX), Π f(X))`, now fails:
 
 # %%
-P = permutation_matrix(random_permutation(n, seed=0))
+Pi = permutation_matrix(random_permutation(n, seed=0))
 try:
-    torch.testing.assert_close(with_positions(P @ X), P @ with_positions(X))
+    torch.testing.assert_close(with_positions(Pi @ X), Pi @ with_positions(X))
 except AssertionError as err:
-    print("with positions, Attention(PX) = P·Attention(X) fails:", str(err).splitlines()[0])
+    print("with positions, Attention(ΠX) = Π·Attention(X) fails:", str(err).splitlines()[0])
 else:
     raise AssertionError("adding p_i should break equivariance")
 
@@ -274,8 +275,8 @@ print(f"with positions, 'dog' as subject and 'dog' as object now have different 
 #
 # **重要度 (importance) ●●○** · **Learning goal:** write a numerical test of equivariance, the tool every later claim about order is checked with.
 #
-# Write `equivariance_error(f, x, perm)` that returns one number, $\max|f(PX) - P f(X)|$, where
-# $(PX)_i = X_{\text{perm}[i]}$ and `f` maps a `[n, d]` tensor to a `[n, d]` tensor. It must give 0
+# Write `equivariance_error(f, x, perm)` that returns one number, $\max|f(\Pi X) - \Pi f(X)|$, where
+# $(\Pi X)_i = X_{\text{perm}[i]}$ and `f` maps a `[n, d]` tensor to a `[n, d]` tensor. It must give 0
 # (up to rounding) for plain self-attention and a clearly positive number once positions or a
 # causal mask are added. (This is what `pe_helpers.check_equivariance` does.)
 
@@ -286,7 +287,7 @@ import torch
 
 
 def equivariance_error(f: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, perm: torch.Tensor) -> float:
-    """How far f is from permutation-equivariant on x under perm ((PX)_i = x[perm[i]]), as one float; 0 if equivariant."""
+    """How far f is from permutation-equivariant on x under perm ((ΠX)_i = x[perm[i]]), as one float; 0 if equivariant."""
     return float((f(x[perm]) - f(x)[perm]).abs().max())
 
 
@@ -309,7 +310,7 @@ assert check_equivariance_error(equivariance_error)
 causal = lambda x: head(x, causal_mask(x.shape[-2]))[0]
 masked = min(check_equivariance(causal, X, p) for p in perms)
 assert masked > 0.05, masked
-print(f"causal mask, no positions: max|f(PX) - P f(X)| >= {masked:.2f} for every non-identity permutation")
+print(f"causal mask, no positions: max|f(ΠX) - Π f(X)| >= {masked:.2f} for every non-identity permutation")
 
 # %%
 start, word = order.token_vectors("<s> la")
@@ -327,8 +328,8 @@ print("causal mask: weight on <s> at slots 1..5 =", [round(w, 3) for w in on_sta
 # %% [markdown]
 # ### Exercise 1.4 · Reorder a masked sequence (★★★ hard · ~15 min)
 #
-# **重要度 (importance) ●●●** · **Learning goal:** see *why* attention weights move with the tokens, $\text{softmax}(PSP^\top) =
-# P\,\text{softmax}(S)\,P^\top$, and why that stops being true once a causal mask is added: the mask
+# **重要度 (importance) ●●●** · **Learning goal:** see *why* attention weights move with the tokens, $\text{softmax}(\Pi S\Pi^\top) =
+# \Pi\,\text{softmax}(S)\,\Pi^\top$, and why that stops being true once a causal mask is added: the mask
 # belongs to the positions, not to the tokens. *Why it matters:* it is the whole reason a
 # decoder without positional encoding still knows order.
 #
@@ -372,7 +373,7 @@ masked_new = torch.softmax((P_demo @ S_demo @ P_demo.T).masked_fill(~allowed, fl
 masked_moved = P_demo @ torch.softmax(S_demo.masked_fill(~allowed, float("-inf")), -1) @ P_demo.T
 gap = (masked_new - masked_moved).abs().max()
 assert gap > 0.05, gap
-print(f"no mask: softmax(PSPᵀ) = P softmax(S) Pᵀ; causal mask: they differ by up to {gap:.2f}")
+print(f"no mask: softmax(ΠSΠᵀ) = Π softmax(S) Πᵀ; causal mask: they differ by up to {gap:.2f}")
 
 # %% [markdown]
 # > **Misconception:** "without a positional encoding a Transformer cannot know order at all". True
@@ -383,7 +384,7 @@ print(f"no mask: softmax(PSPᵀ) = P softmax(S) Pᵀ; causal mask: they differ b
 #
 # ## Summary
 #
-# * Self-attention is permutation-equivariant: $S' = PSP^\top$, $\text{Attention}(PX) = P\,\text{Attention}(X)$.
+# * Self-attention is permutation-equivariant: $S' = \Pi S\Pi^\top$, $\text{Attention}(\Pi X) = \Pi\,\text{Attention}(X)$.
 # * So 我喜欢你 and 你喜欢我 give each character the same output, only moved.
 # * Adding $p_i$ to slot $i$ breaks the symmetry; a causal mask breaks it too.
 #

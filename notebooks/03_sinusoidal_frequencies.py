@@ -213,11 +213,11 @@ _ = check_sinusoidal(example_mistakes()["cos-exponent"][0])  # what a student se
 # **Claim.** The paper and the seed *interleave* the columns (sin, cos, sin, cos, …); other code *concatenates*
 # them, $[\sin(pos\,\omega_0) \dots \sin(pos\,\omega_{d/2-1}) \mid \cos(pos\,\omega_0) \dots]$. With the *same*
 # frequencies, the two layouts are the same numbers in another column order: with the fixed permutation
-# $P = [0, 2, 4, \dots, 1, 3, 5, \dots]$,
+# $\sigma = [0, 2, 4, \dots, 1, 3, 5, \dots]$,
 #
-# $$PE_{\text{concat}} = PE_{\text{inter}}[:, P],$$
+# $$PE_{\text{concat}} = PE_{\text{inter}}[:, \sigma],$$
 #
-# and a linear layer absorbs it: if $y = W\,x_{\text{inter}}$, then $W' = W[:, P]$ gives $W' x_{\text{concat}} = y$.
+# and a linear layer absorbs it: if $y = W\,x_{\text{inter}}$, then $W' = W[:, \sigma]$ gives $W' x_{\text{concat}} = y$.
 
 # %% tags=["nbval-ignore-output"]
 fig, (ax_inter, ax_concat) = static_figure(1, 2, height=3.6)
@@ -237,8 +237,8 @@ with torch.no_grad():
     permuted.weight.copy_(layer.weight[:, perm])  # the same weights, columns reordered like the input
     permuted.bias.copy_(layer.bias)
     torch.testing.assert_close(permuted(concat), layer(inter))
-print("P =", perm[:8].tolist(), "…", perm[-4:].tolist())
-print("Linear(W)(interleaved) == Linear(W[:, P])(concatenated), up to float32 rounding")
+print("σ =", perm[:8].tolist(), "…", perm[-4:].tolist())
+print("Linear(W)(interleaved) == Linear(W[:, σ])(concatenated), up to float32 rounding")
 
 # %% [markdown]
 # **But not every concatenated table is the paper's table reordered.** tensor2tensor (`get_timing_signal_1d`) and

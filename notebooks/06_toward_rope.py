@@ -277,26 +277,26 @@ assert check_relative_score(relative_score)
 # | interleaved (相邻配对) | $(2i,\ 2i+1)$ | RoFormer (Hugging Face `modeling_roformer.py`, `apply_rotary_position_embeddings`); GPT-J (Hugging Face `modeling_gptj.py`, `rotate_every_two`); Meta's reference LLaMA code (`meta-llama/llama`, `llama/model.py`, `apply_rotary_emb`, adjacent pairs as complex numbers via `torch.view_as_complex`) |
 # | half-split (前后两半配对) | $(i,\ i + d/2)$ | GPT-NeoX (`EleutherAI/gpt-neox`, `megatron/model/positional_embeddings.py`, `rotate_half`); Hugging Face Llama and the many models derived from it (`modeling_llama.py`, `rotate_half`) |
 #
-# They are the same encoding up to one fixed permutation $P$ of the dimensions (even ones first, then odd ones, as in
-# notebook 03's two layouts): $\text{rope}_{\text{half}}(Px) = P\,\text{rope}_{\text{interleaved}}(x)$. Since
-# $(Pq)^\top(Pk) = q^\top k$, permuting the output dimensions of $W_Q$ and $W_K$ (not $W_V$) turns a model of one kind
+# They are the same encoding up to one fixed permutation $\sigma$ of the dimensions (even ones first, then odd ones, as in
+# notebook 03's two layouts): $\text{rope}_{\text{half}}(x_\sigma) = \text{rope}_{\text{interleaved}}(x)_\sigma$ (where $x_\sigma$ lists $x$'s entries in the order $\sigma$). Since
+# $q_\sigma^\top k_\sigma = q^\top k$, permuting the output dimensions of $W_Q$ and $W_K$ (not $W_V$) turns a model of one kind
 # into the other with identical scores. Hugging Face's Llama code says so in a comment ("Different from paper, but it uses
 # a different permutation in order to obtain the same calculation"), and its weight converter
 # `convert_llama_weights_to_hf.py` applies exactly this permutation to `wq` and `wk` ("permute for sliced rotary"), and
 # not to `wv`.
 
 # %%
-P = interleaved_to_half_permutation(d)
-print("P =", P.tolist())
+sigma = interleaved_to_half_permutation(d)
+print("σ =", sigma.tolist())
 positions = torch.tensor([0, 3, 17, 250, 4000, 65535])
 xs = torch.randn(6, d, dtype=torch.float64)
-torch.testing.assert_close(apply_rope(xs[:, P], positions, layout="half"), apply_rope(xs, positions)[:, P])
+torch.testing.assert_close(apply_rope(xs[:, sigma], positions, layout="half"), apply_rope(xs, positions)[:, sigma])
 assert not torch.allclose(apply_rope(xs, positions, layout="half"), apply_rope(xs, positions)), \
-    "without P the two layouts give different vectors"
+    "without σ the two layouts give different vectors"
 
 W_Q, W_K, W_V = (w.detach() for w in (head.W_Q, head.W_K, head.W_V))
 scores_inter = apply_rope(x @ W_Q, pos) @ apply_rope(x @ W_K, pos).T  # interleaved model
-scores_half = apply_rope(x @ W_Q[:, P], pos, layout="half") @ apply_rope(x @ W_K[:, P], pos, layout="half").T
+scores_half = apply_rope(x @ W_Q[:, sigma], pos, layout="half") @ apply_rope(x @ W_K[:, sigma], pos, layout="half").T
 torch.testing.assert_close(scores_half, scores_inter)  # W_Q, W_K permuted: the same scores
 wrong = apply_rope(x @ W_Q, pos, layout="half") @ apply_rope(x @ W_K, pos, layout="half").T
 gap = float((wrong - scores_inter).abs().max())
@@ -333,7 +333,7 @@ assert check_rope_attention(rope_attention)
 
 # %% [markdown]
 # > **Misconception:** "interleaved and half-split RoPE are different encodings" (or: "they are the same, so the layout
-# > does not matter"). Both halves are half true. They are the same encoding up to $P$, so a model trained with one can
+# > does not matter"). Both halves are half true. They are the same encoding up to $\sigma$, so a model trained with one can
 # > be converted exactly. But weights trained with one layout and run with the other, *without* permuting $W_Q$ and
 # > $W_K$, get wrong scores (the `gap` above). The checker calls the mix-up `half-layout`:
 

@@ -17,6 +17,7 @@ The core below them all: :mod:`.encodings`, :mod:`.attention`, :mod:`.permutatio
 The command line of the lab: :mod:`.cli`. Student edition: :mod:`.student`.
 """
 
+from ._validate import MEMORY_BUDGET_BYTES, MemoryBudgetError
 from .attention import SelfAttention, attention_scores, causal_mask, scaled_dot_product_attention
 from .encodings import (
     LearnedPositionalEmbedding,
@@ -35,6 +36,8 @@ from .permutation import check_equivariance, permutation_matrix, random_permutat
 __version__ = "0.1.0"
 
 __all__ = [
+    "MEMORY_BUDGET_BYTES",
+    "MemoryBudgetError",
     "LearnedPositionalEmbedding",
     "PositionOutOfRangeError",
     "SelfAttention",
