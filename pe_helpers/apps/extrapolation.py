@@ -94,13 +94,13 @@ class TrainNow(widgets.VBox):
     ``TrainNow(reference, encodings=..., tasks=...)`` trains nothing when built (present mode opens at
     once). :meth:`train` (what the button calls) runs :func:`~pe_helpers.extrapolation.run_lab` with
     the reference's settings and one seed, with a tqdm bar in the panel, then shows the accuracy
-    figure (live markers over the reference band) and :func:`extrapolation_app` on the new models.
+    figure (live markers over the reference band) and, with ``show_app``, :func:`extrapolation_app` on the new models.
     The trained :class:`LabResults` is then ``panel.results``.
     """
 
     def __init__(self, reference: LabResults, *, encodings: Sequence[str], tasks: Sequence[str] = ("copy",),
-                 seed: int = 0) -> None:
-        self.reference = reference
+                 seed: int = 0, show_app: bool = True) -> None:
+        self.reference, self.show_app = reference, show_app
         self.encodings, self.tasks, self.seed = tuple(encodings), tuple(tasks), seed
         self.results: LabResults | None = None
         self.button = widgets.Button(description="train now", icon="play", button_style="primary")
@@ -126,5 +126,6 @@ class TrainNow(widgets.VBox):
             with self.output:
                 display(accuracy_figure(self.reference, live=self.results, tasks=self.tasks,
                                         encodings=self.encodings))
-                display(extrapolation_app(results=self.results, task=self.tasks[0]))
+                if self.show_app:
+                    display(extrapolation_app(results=self.results, task=self.tasks[0]))
         return self.results
