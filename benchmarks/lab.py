@@ -1,61 +1,103 @@
-"""Training speed of the extrapolation lab: steps per second and total time per encoding.
+"""Speed of the extrapolation lab: steps per second per scheme, the CLI's default set, and notebook 05.
 
 Usage (from the repository root)::
 
-    .venv/bin/python benchmarks/lab.py                      # default settings (those of notebook 05)
-    .venv/bin/python benchmarks/lab.py --steps 300 --encodings sinusoidal,rope
+    .venv/bin/python benchmarks/lab.py                    # all three reports
+    .venv/bin/python benchmarks/lab.py --only schemes     # steps/s per scheme and task, one after another
+    .venv/bin/python benchmarks/lab.py --only cli         # `python -m pe_helpers.cli` default set (budget 60 s)
+    .venv/bin/python benchmarks/lab.py --only notebook    # execute notebook 05 top to bottom (budget 20 s)
+    .venv/bin/python benchmarks/lab.py --optimizer        # the flat-buffer AdamW against torch.optim.AdamW
 
-For each trained encoding (``learned-extended`` reuses the ``learned`` model), one after the
-other in this process: the training wall time, steps per second, and the evaluation time
-(accuracy at every copy length 1..4L). Then the whole lab as notebook 05 runs it
-(:func:`pe_helpers.extrapolation.run_lab`, all five encodings, models trained side by side in threads),
-and its total. The first training of a process pays one-off warm-up costs (first kernel
-calls); a warm-up run of 20 steps is done first and not counted.
-
-Numbers depend on the machine and on what else runs on it: they are a report, not a test.
+Each report is printed beside its budget (the baseline from issue 15: notebook 05 took 31-36 s and
+four schemes 29 s before this version). Numbers depend on the machine and on what else runs on it:
+they are a report, not a test.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
 from pe_helpers import extrapolation as lab  # noqa: E402
+
+BUDGETS = {"cli": 60.0, "notebook": 20.0}
+BASELINES = {"cli": "29 s (four schemes, copy only, v1)", "notebook": "31-36 s (v1)"}
+
+
+def schemes() -> None:
+    cfg = lab.TrainConfig()
+    lab.train("none", steps=20, warmup=5)  # warm-up, not counted
+    print(f"settings: {cfg}")
+    print(f"{'task':>9} {'scheme':>11} {'train s':>8} {'steps/s':>8}")
+    for task in lab.TASKS:
+        for encoding in lab.TRAINED_ENCODINGS:
+            trained = lab.train(encoding, task=task, config=cfg)
+            print(f"{task:>9} {encoding:>11} {trained.seconds:8.2f} {trained.steps_per_second:8.0f}")
+
+
+def _timed(argv: list[str]) -> float:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg", "PE_PROGRESS": "0"}
+    start = time.perf_counter()
+    subprocess.run(argv, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def cli() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        seconds = _timed([sys.executable, "-m", "pe_helpers.cli", "--out", tmp, "--progress", "none"])
+    print(f"CLI default set ({','.join(__import__('pe_helpers.cli').cli.DEFAULT_ENCODINGS)}; both tasks; one seed): "
+          f"{seconds:.1f} s (budget {BUDGETS['cli']:.0f} s; baseline {BASELINES['cli']})")
+
+
+def notebook() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "05.ipynb"
+        seconds = _timed([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
+                          str(next((ROOT / "notebooks").glob("05_*.ipynb"))), "--output", str(out)])
+    print(f"notebook 05, all cells (jupyter nbconvert --execute, kernel start included): {seconds:.1f} s "
+          f"(budget {BUDGETS['notebook']:.0f} s; baseline {BASELINES['notebook']})")
+
+
+def optimizer() -> None:
+    """The flat-buffer AdamW against torch.optim.AdamW(foreach=True) on the same training."""
+    import torch
+    from torch.nn import functional as F
+
+    cfg = lab.TrainConfig()
+    for name in ("flat", "torch"):
+        model = lab.init_model("rope", cfg)
+        data = torch.Generator().manual_seed(1)
+        opt = lab.training.AdamW(model.parameters()) if name == "flat" else \
+            torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0, foreach=True)
+        start = time.perf_counter()
+        with lab.fixed_threads(1):
+            for n in lab.training.training_lengths(cfg, data):
+                batch = lab.task_batch("copy", cfg.batch_size, n, n, generator=data)
+                loss = F.cross_entropy(model.logits_at(batch.inputs, batch.loss_mask), batch.targets[batch.loss_mask])
+                opt.zero_grad()
+                loss.backward()
+                opt.step(cfg.lr) if name == "flat" else opt.step()
+        print(f"AdamW {name:>5}: {time.perf_counter() - start:6.2f} s for {cfg.steps} steps (rope, copy)")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--encodings", type=lab.parse_encodings, default=lab.TRAINED_ENCODINGS)
-    parser.add_argument("--steps", type=int, default=lab.TrainConfig().steps)
-    parser.add_argument("--no-lab", action="store_true", help="skip the whole-lab (threaded) run")
+    parser.add_argument("--only", choices=("schemes", "cli", "notebook"), action="append")
+    parser.add_argument("--optimizer", action="store_true", help="compare the two AdamW implementations")
     args = parser.parse_args(argv)
-    cfg = lab.TrainConfig(steps=args.steps)
-    lab.train("none", progress="none", steps=20, warmup=5)  # warm-up, not counted
-
-    print(f"settings: {cfg}")
-    print(f"{'encoding':>17} {'steps':>6} {'train s':>8} {'steps/s':>8} {'eval s':>7} {'in-dist':>8}")
-    serial_total = 0.0
-    for encoding in args.encodings:
-        trained = lab.train(encoding, config=cfg, progress="none")
-        start = time.perf_counter()
-        acc = lab.accuracy_by_length(trained)
-        eval_s = time.perf_counter() - start
-        in_dist = sum(acc[n] for n in range(1, cfg.train_len + 1)) / cfg.train_len
-        serial_total += trained.seconds + eval_s
-        print(f"{encoding:>17} {cfg.steps:6d} {trained.seconds:8.2f} {trained.steps_per_second:8.0f} "
-              f"{eval_s:7.2f} {in_dist:8.3f}")
-    print(f"{'one after another':>17} {'':6} {serial_total:8.2f} s in all (training + evaluation)")
-    if not args.no_lab:
-        start = time.perf_counter()
-        results = lab.run_lab(steps=args.steps, progress="none")
-        total = time.perf_counter() - start
-        print(f"run_lab (all five encodings, threads, as in notebook 05): {total:.2f} s "
-              f"({len(lab.TRAINED_ENCODINGS) * cfg.steps / total:.0f} steps/s over all models)")
-        print(results.table())
+    if args.optimizer:
+        optimizer()
+        return 0
+    for part in args.only or ("schemes", "cli", "notebook"):
+        {"schemes": schemes, "cli": cli, "notebook": notebook}[part]()
     return 0
 
 

@@ -3,28 +3,43 @@
 It sits above every layer (compute, figures) and imports both; the compute package
 :mod:`pe_helpers.extrapolation` never imports it.
 
-Trains the requested encodings on copy lengths ``1 .. --train-len``, prints a table of
-accuracy by length, saves the accuracy figure (path printed) and, with ``--save-json``, the
-numbers. Example::
+Trains the requested schemes on the requested tasks and seeds (sizes ``1 .. --train-len``), prints
+a table of accuracy by size, then saves the numbers (``--save-json``) and the figure (``--out``).
+Both output paths are checked *before* training (writable, a figure format matplotlib knows); the
+JSON is written before the figure, each atomically (temporary file, then rename), and the paths
+really written are printed. ``--out DIR`` (an existing directory, or a path without a suffix)
+writes ``DIR/extrapolation.png``. Ctrl-C stops every training within a second and writes nothing.
+Examples::
 
-    python -m pe_helpers.cli --encodings none,learned,sinusoidal,rope --train-len 16 --test-len 64
-    python -m pe_helpers.cli --steps 6000 --d-model 64 --layers 3 --seed 1 --out build/lab/long.png
+    python -m pe_helpers.cli                                   # the default set: one seed, both tasks (< 60 s)
+    python -m pe_helpers.cli --encodings none,rope --tasks lookback --seeds 0,1,2 --out build/lab/
+    python -m pe_helpers.cli --reference                        # regenerate pe_helpers/data/lab_reference.json
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .extrapolation.model import ENCODINGS
-from .extrapolation.results import DEFAULT_ENCODINGS, parse_encodings, run_lab
-from .extrapolation.training import PROGRESS_MODES, TrainConfig
+from .extrapolation.model import ENCODINGS, TRAINED_ENCODINGS
+from .extrapolation.results import parse_encodings, parse_tasks, reference_config, run_lab
+from .extrapolation.task import TASKS
+from .extrapolation.training import TrainConfig, TrainingCancelled
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "figure_path", "check_writable", "DEFAULT_ENCODINGS", "REFERENCE_JSON"]
 
 DEFAULT_OUT = Path("build") / "lab" / "extrapolation.png"
+#: The default set: one seed, both tasks, the schemes notebook 05 discusses most (five trainings per task; the
+#: RoPE variants reuse the trained RoPE model). ``--encodings`` adds ``randomized`` and ``learned-extended``.
+DEFAULT_ENCODINGS = ("none", "learned", "sinusoidal", "rope", "rope-pi", "rope-ntk", "alibi")
+#: Where ``--reference`` writes the reference (the package data file).
+REFERENCE_JSON = Path(__file__).parent / "data" / "lab_reference.json"
+FIGURE_NAME = "extrapolation.png"
+#: ``--progress`` choices and what :func:`~pe_helpers.extrapolation.run_lab` gets for each.
+PROGRESS = {"auto": None, "bar": True, "none": False}
 
 
 def _positive(text: str) -> int:
@@ -67,24 +82,70 @@ def _non_negative_float(text: str) -> float:
     return value
 
 
-def _encodings(text: str) -> tuple[str, ...]:
-    try:
-        return parse_encodings(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{exc} Allowed: {','.join(ENCODINGS)}.") from None
+def _seeds(text: str) -> tuple[int, ...]:
+    values = tuple(_non_negative(v.strip()) for v in text.split(","))
+    if len(set(values)) != len(values):
+        raise argparse.ArgumentTypeError(f"seeds must be distinct, got {text!r}")
+    return values
+
+
+def _names(parse, allowed: tuple[str, ...]):
+    def convert(text: str) -> tuple[str, ...]:
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"{exc} Allowed: {','.join(allowed)}.") from None
+    return convert
+
+
+def figure_path(out: Path) -> Path:
+    """``--out`` -> the figure file: ``DIR/extrapolation.png`` for a directory (existing, or no suffix), else ``out``."""
+    if out.is_dir() or not out.suffix:
+        return out / FIGURE_NAME
+    return out
+
+
+def figure_formats() -> dict[str, str]:
+    """The file formats matplotlib can save, ``{extension: description}``."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    return FigureCanvasBase.get_supported_filetypes()
+
+
+def check_writable(path: Path, what: str) -> str | None:
+    """``None`` if ``path`` can be created or overwritten, else why not (checked before any training)."""
+    if path.is_dir():
+        return f"{what} {path} is a directory"
+    if path.exists():
+        return None if os.access(path, os.W_OK) else f"{what} {path} exists and is not writable"
+    parent = path.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{what} {path}: {parent} is not a directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"{what} {path}: cannot create files in {parent}"
+    return None
 
 
 def build_parser() -> argparse.ArgumentParser:
     d = TrainConfig()
     p = argparse.ArgumentParser(
         prog="python -m pe_helpers.cli",
-        description="Extrapolation lab: train tiny causal Transformers on the copy task x1..xn SEP x1..xn "
-                    "with lengths 1..L, then test them at lengths up to 4L.",
+        description="Extrapolation lab: train tiny causal Transformers on sizes 1..L of the copy task "
+                    "(BOS x1..xn SEP x1..xn) and the look-back task (output the token 3 places back), "
+                    "then test them at sizes up to 4L.",
     )
-    p.add_argument("--encodings", type=_encodings, default=DEFAULT_ENCODINGS,
-                   help=f"comma-separated position schemes from {','.join(ENCODINGS)} (default: all)")
-    p.add_argument("--train-len", type=_positive, default=d.train_len, help="L: train on copy lengths 1..L (default %(default)s)")
-    p.add_argument("--test-len", type=_positive, default=None, help="test copy lengths 1..this (default 4L)")
+    p.add_argument("--encodings", type=_names(parse_encodings, ENCODINGS), default=DEFAULT_ENCODINGS,
+                   help=f"comma-separated schemes from {','.join(ENCODINGS)} (default: {','.join(DEFAULT_ENCODINGS)})")
+    p.add_argument("--tasks", type=_names(parse_tasks, TASKS), default=TASKS,
+                   help=f"comma-separated tasks from {','.join(TASKS)} (default: all)")
+    p.add_argument("--seeds", type=_seeds, default=(d.seed,), help="comma-separated seeds (default %(default)s)")
+    p.add_argument("--reference", action="store_true",
+                   help=f"regenerate the shipped reference: every scheme and task over 5 seeds, saved to "
+                        f"{REFERENCE_JSON.relative_to(REFERENCE_JSON.parents[2])} (5-10 minutes)")
+    p.add_argument("--train-len", type=_positive, default=d.train_len, help="L: train on sizes 1..L (default %(default)s)")
+    p.add_argument("--test-len", type=_positive, default=None, help="test sizes 1..this (default 4L)")
     p.add_argument("--steps", type=_positive, default=d.steps, help="training steps per model (default %(default)s)")
     p.add_argument("--batch-size", type=_positive, default=d.batch_size, help="sequences per step (default %(default)s)")
     p.add_argument("--d-model", type=_positive, default=d.d_model, help="model width (default %(default)s)")
@@ -97,56 +158,72 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--init-std", type=_positive_float, default=d.init_std,
                    help="initial std of a learned table (default %(default)s)")
     p.add_argument("--length-weight", type=_non_negative_float, default=d.length_weight,
-                   help="sample training length n with P(n) ~ n**w (default %(default)s; 0 = uniform)")
-    p.add_argument("--seed", type=_non_negative, default=d.seed, help="seed for weights and data (default %(default)s)")
+                   help="sample training size n with P(n) ~ n**w (default %(default)s; 0 = uniform)")
     p.add_argument("--threads", type=_positive, default=d.threads, help="torch threads per model (default %(default)s)")
-    p.add_argument("--serial", action="store_true", help="train one model after another instead of in parallel threads")
-    p.add_argument("--progress", choices=PROGRESS_MODES, default="auto", help="progress display (default %(default)s)")
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where to save the figure (default %(default)s)")
+    p.add_argument("--workers", type=_positive, default=None, help="trainings at once (default: the cores)")
+    p.add_argument("--serial", action="store_true", help="train one model after another")
+    p.add_argument("--progress", choices=PROGRESS, default="auto",
+                   help="progress bar: auto (on a terminal), bar, none (default %(default)s)")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                   help=f"figure file, or a directory to hold {FIGURE_NAME} (default %(default)s)")
     p.add_argument("--save-json", type=Path, default=None, metavar="PATH", help="also save the numbers as JSON")
-    p.add_argument("--all-lengths", action="store_true", help="print every length in the table, not a selection")
+    p.add_argument("--all-lengths", action="store_true", help="print every size in the table, not a selection")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the lab from the command line; return the exit status (0 on success)."""
+    """Run the lab from the command line; return the exit status (0 on success, 130 on Ctrl-C)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.vocab < 2:
         parser.error(f"argument --vocab: expected at least 2 data tokens, got {args.vocab}")
     if args.d_model % args.heads or (args.d_model // args.heads) % 2:
         parser.error(f"--d-model {args.d_model} must split into --heads {args.heads} heads of even size "
-                     "(RoPE rotates pairs), e.g. --d-model 32 --heads 2")
-    settings = dict(steps=args.steps, batch_size=args.batch_size, d_model=args.d_model, n_layers=args.layers,
-                    n_heads=args.heads, mlp_ratio=args.mlp_ratio, vocab_size=args.vocab, lr=args.lr,
-                    warmup=args.warmup, init_std=args.init_std, length_weight=args.length_weight,
-                    seed=args.seed, threads=args.threads)
+                     "(RoPE rotates pairs), e.g. --d-model 32 --heads 4")
+    if args.reference:
+        ref = reference_config()
+        if args.save_json is None:
+            args.save_json = REFERENCE_JSON
+        encodings, tasks, seeds, test_len = ref["encodings"], ref["tasks"], ref["seeds"], ref["test_len"]
+        settings = {k: v for k, v in ref["config"].as_dict().items() if k not in ("seed", "train_len")}
+        train_len = ref["config"].train_len
+    else:
+        encodings, tasks, seeds, test_len, train_len = args.encodings, args.tasks, args.seeds, args.test_len, args.train_len
+        settings = dict(steps=args.steps, batch_size=args.batch_size, d_model=args.d_model, n_layers=args.layers,
+                        n_heads=args.heads, mlp_ratio=args.mlp_ratio, vocab_size=args.vocab, lr=args.lr,
+                        warmup=args.warmup, init_std=args.init_std, length_weight=args.length_weight,
+                        threads=args.threads)
+    # every output path is checked before any training
+    out = figure_path(args.out)
+    formats = figure_formats()
+    if out.suffix.lstrip(".").lower() not in formats:
+        parser.error(f"--out {args.out}: matplotlib cannot save {out.suffix!r} files; use one of "
+                     f"{', '.join('.' + k for k in sorted(formats))}, or a directory")
+    for path, what in ((out, "--out"), (args.save_json, "--save-json")):
+        problem = check_writable(path, what) if path is not None else None
+        if problem:
+            parser.error(problem)
     try:
-        results = run_lab(args.encodings, train_len=args.train_len, test_len=args.test_len,
-                          progress=args.progress, parallel=not args.serial, **settings)
+        results = run_lab(encodings, tasks=tasks, seeds=seeds, train_len=train_len, test_len=test_len,
+                          progress=PROGRESS[args.progress], parallel=not args.serial, workers=args.workers,
+                          **settings)
     except (TypeError, ValueError) as exc:
         parser.error(str(exc))
-    print(results.table(list(results.lengths) if args.all_lengths else None))
-    print()
-    for e in results.encodings:
-        note = "  (the trained learned model, table grown with untrained rows)" if e == "learned-extended" else ""
-        print(f"{e:>17}: in-distribution accuracy {results.in_distribution(e):.3f}{note}")
-    how = "one after the other" if args.serial else "side by side in threads"
-    print(f"trained and tested in {results.total_seconds:.1f} s ({how})")
-    from .figures.extrapolation import accuracy_figure  # matplotlib only when needed
-
-    out = args.out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    accuracy_figure(results).savefig(out)
-    print(f"figure saved to {out}")
+    except (KeyboardInterrupt, TrainingCancelled):
+        print("interrupted: every training stopped, nothing written", file=sys.stderr)
+        return 130
+    for task in results.tasks:
+        print(results.table(task, list(results.lengths) if args.all_lengths else None))
+        print()
+    print(f"trained and tested in {results.total_seconds:.1f} s")
     if args.save_json is not None:
         print(f"numbers saved to {results.save_json(args.save_json)}")
+    from .figures.extrapolation import save_figure_atomic, accuracy_figure  # matplotlib only when needed
+
+    written = save_figure_atomic(accuracy_figure(results), out)
+    print(f"figure saved to {written}")
     return 0
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
-
-
-if __name__ == "__main__":
     sys.exit(main())

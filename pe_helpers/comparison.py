@@ -2,8 +2,9 @@ r"""Notebook 06, "Toward RoPE", last section: the side-by-side table of every po
 
 Each row is measured, not written by hand: whether the values carry position and whether the
 score depends on the offset only come from :func:`position_probe` (one attention layer fed the
-same token at every position); the column "past the training length" is read from the
-extrapolation lab's :class:`~pe_helpers.extrapolation.LabResults`.
+same token at every position); the columns "past the training length" are read from the
+extrapolation lab's :class:`~pe_helpers.extrapolation.LabResults` (means over its seeds), for the
+copy task (the offset grows with the length) and the look-back task (a fixed offset).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from torch import Tensor
 from ._validate import check_choice, check_dim, check_int
 from .attention import SelfAttention
 from .encodings import LearnedPositionalEmbedding, apply_rope, sinusoidal
+from .extrapolation.model import alibi_slopes
 from .extrapolation.results import LabResults
 from .i18n import _
 
@@ -34,7 +36,7 @@ __all__ = [
 ]
 
 
-#: The four schemes of the closing table: display name, lab encoding(s), what is added or rotated and where.
+#: The schemes of the closing table: display name, lab encoding(s), what is added or rotated and where.
 SCHEMES: dict[str, dict[str, object]] = {
     "learned": {
         "name": "learned absolute",
@@ -51,6 +53,11 @@ SCHEMES: dict[str, dict[str, object]] = {
         "name": "RoPE",
         "lab": ("rope",),
         "what": "q_m and k_n are rotated by R_m and R_n in every attention layer, after W_Q and W_K; nothing is added",
+    },
+    "alibi": {
+        "name": "ALiBi",
+        "lab": ("alibi",),
+        "what": "a fixed penalty −m_h·|m − n| is added to head h's score (m_h = 2^(−8h/H)); nothing is added to x",
     },
     "none": {
         "name": "no PE + causal mask",
@@ -84,7 +91,10 @@ def position_probe(scheme: str, *, n: int = 12, dim: int = 16, seed: int = 0) ->
         q, k, v = head.project(x)
         if scheme == "rope":
             q, k = apply_rope(q, positions), apply_rope(k, positions)
-    return q @ k.T, v
+    scores = q @ k.T
+    if scheme == "alibi":  # the first of 8 heads: slope 1/2
+        scores = scores - float(alibi_slopes(8)[0]) * (positions[:, None] - positions[None, :]).abs()
+    return scores, v
 
 
 def value_carries_position(scheme: str, *, n: int = 12, dim: int = 16, seed: int = 0) -> bool:
@@ -165,13 +175,16 @@ class LabOutcome:
                 f"{_fmt(self.far)} at n = {c}..{e} ({self.far_verdict})")
 
 
-def lab_outcome(results: LabResults, encoding: str) -> LabOutcome:
-    """The :class:`LabOutcome` of ``encoding`` in a :class:`pe_helpers.extrapolation.LabResults` (chance = 1 / vocab_size)."""
+def lab_outcome(results: LabResults, encoding: str, task: str = "copy") -> LabOutcome:
+    """The :class:`LabOutcome` of ``encoding`` on ``task`` in a :class:`pe_helpers.extrapolation.LabResults`.
+
+    Means over the results' seeds; chance = 1 / vocab_size.
+    """
     L, top = results.train_len, results.test_len
     outcome = LabOutcome(encoding=encoding, train_len=L, test_len=top, chance=1.0 / results.config.vocab_size,
-                         in_distribution=results.in_distribution(encoding), near=None, far=None)
-    near = results.mean_accuracy(encoding, *outcome.near_span) if top > L else None
-    far = results.mean_accuracy(encoding, *outcome.far_span) if top > 2 * L else None
+                         in_distribution=results.in_distribution(encoding, task), near=None, far=None)
+    near = results.mean_accuracy(encoding, *outcome.near_span, task) if top > L else None
+    far = results.mean_accuracy(encoding, *outcome.far_span, task) if top > 2 * L else None
     return LabOutcome(**{**outcome.__dict__, "near": near, "far": far})
 
 
@@ -186,6 +199,7 @@ class ComparisonRow:
     score_dependence: str
     lab: LabOutcome
     extended: LabOutcome | None = None  # learned only: the trained table grown with untrained rows
+    lookback: LabOutcome | None = None  # the same scheme on the look-back task (fixed offset), if run
 
     @property
     def relative(self) -> str:
@@ -204,6 +218,16 @@ class ComparisonRow:
             return text
         return f"{head}; {self.lab.past_text()}"
 
+    @property
+    def past_training_lookback(self) -> str:
+        """The look-back column (a fixed offset): the same three numbers on that task."""
+        if self.lookback is None:
+            return "not run"
+        head = f"{self.lookback.in_distribution:.2f} at n ≤ {self.lookback.train_len}"
+        if self.lookback.near is None:
+            return f"{head}; past it: cannot run"
+        return f"{head}; {self.lookback.past_text()}"
+
 
 def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
@@ -221,13 +245,13 @@ def comparison_table(results: LabResults, *, dim: int = 16, seed: int = 0) -> li
     if not isinstance(results, LabResults):
         raise TypeError(_("results must be a pe_helpers.extrapolation.LabResults (e.g. pe_helpers.extrapolation.reference_results()), got {0}.").format(type(results).__name__))
     needed = [spec["lab"][0] for spec in SCHEMES.values()]
-    missing = [e for e in needed if e not in results.accuracy]
+    missing = [e for e in needed if e not in results.encodings]
     if missing:
         raise ValueError(_("results lack the encoding(s) {0}; the table needs {1}.").format(', '.join(missing), ', '.join(needed)))
     rows = []
     for key, spec in SCHEMES.items():
         extended = lab_outcome(results, "learned-extended") \
-            if key == "learned" and "learned-extended" in results.accuracy else None
+            if key == "learned" and "learned-extended" in results.encodings else None
         if extended is not None:  # judged against the trained table's accuracy at n <= L
             extended = LabOutcome(**{**extended.__dict__,
                                      "in_distribution": results.in_distribution(spec["lab"][0])})
@@ -239,6 +263,7 @@ def comparison_table(results: LabResults, *, dim: int = 16, seed: int = 0) -> li
             score_dependence=score_position_dependence(key, dim=dim, seed=seed),
             lab=lab_outcome(results, spec["lab"][0]),
             extended=extended,
+            lookback=lab_outcome(results, spec["lab"][0], "lookback") if "lookback" in results.tasks else None,
         ))
     return rows
 
@@ -247,8 +272,12 @@ def format_comparison_table(rows: Sequence[ComparisonRow]) -> str:
     """The rows as a Markdown (pipe) table, readable as plain text too."""
     lab = f"L = {rows[0].lab.train_len}, " if rows else ""
     head = ["scheme", "what is added or rotated, and where", "V carries position", "relative distance explicit",
-            f"past the training length (notebook 05's lab, {lab}token accuracy)"]
+            f"past the training length, copy (notebook 05's lab, {lab}token accuracy)"]
     body = [[r.scheme, r.what, "yes" if r.value_carries_position else "no", r.relative, r.past_training] for r in rows]
+    if any(r.lookback is not None for r in rows):
+        head.append("past the training length, look-back (fixed offset 3)")
+        for cells, r in zip(body, rows):
+            cells.append(r.past_training_lookback)
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     lines += ["| " + " | ".join(cells) + " |" for cells in body]
     return "\n".join(lines)

@@ -16,7 +16,12 @@ from pe_helpers.figures.extrapolation import PartialRedrawCanvas
 
 @pytest.fixture(scope="module")
 def results() -> lab.LabResults:
-    return lab.run_lab(train_len=4, steps=40, warmup=5, d_model=16, progress="none")
+    return lab.run_lab(tasks=lab.TASKS, train_len=4, steps=40, warmup=5, d_model=16, n_heads=2, progress=False)
+
+
+def _map(results, encoding, length, task="copy"):
+    trained = results.model(encoding, task)
+    return lab.attention_map(trained, length, lab.copy_head(trained)).numpy()
 
 
 @pytest.fixture()
@@ -34,7 +39,8 @@ def _artists(app):
 
 def test_app_is_listed_and_has_two_controls(app) -> None:
     assert APPS["extrapolation_app"] is extrapolation_app
-    assert set(app.controls) == {"encoding", "length"}
+    assert set(app.controls) == {"task", "encoding", "length"}
+    assert list(app.controls["task"].options) == list(lab.TASKS)
     assert app.controls["length"].min == 1 and app.controls["length"].max == 16
     assert list(app.controls["encoding"].options) == list(lab.ENCODINGS)
     assert all(w.description for w in app.controls.values())
@@ -49,15 +55,15 @@ def test_length_slider_shows_that_lengths_map_and_marks(app, results, length: in
     app.controls["length"].value = length
     assert app.renders == renders + 1 and app.image.value != before
     ax_map, ax_acc, image = _artists(app)
-    np.testing.assert_allclose(image.get_array(), results.attention_map("sinusoidal", length).numpy())
-    assert image.get_extent() == [-0.5, 2 * length - 0.5, 2 * length - 0.5, -0.5]
-    assert ax_map.get_xlim() == (-0.5, 2 * length - 0.5)
+    np.testing.assert_allclose(image.get_array(), _map(results, "sinusoidal", length))
+    assert image.get_extent() == [-0.5, 2 * length + 0.5, 2 * length + 0.5, -0.5]
+    assert ax_map.get_xlim() == (-0.5, 2 * length + 0.5)
     cursor_x = [line for line in ax_acc.lines if list(line.get_xdata()) == [length, length]]
     assert cursor_x, "the cursor marks the current length"
     dot = ax_acc.lines[-1]
     assert list(dot.get_ydata()) == [pytest.approx(results.accuracy_at("sinusoidal", length))]
-    beyond = 2 * length > 2 * results.train_len
-    assert ax_map.lines[1].get_visible() == beyond  # the 2L grid line only when the map goes past it
+    beyond = length > results.train_len
+    assert ax_map.lines[1].get_visible() == beyond  # the 2L + 1 grid line only when the map goes past it
     assert f"n = {length}" in app.caption.value
     assert f"{results.accuracy_at('sinusoidal', length):.2f}" in app.caption.value
 
@@ -68,7 +74,7 @@ def test_encoding_dropdown_switches_model_and_highlight(app, results, encoding: 
     app.controls["encoding"].value = encoding
     assert app.renders == renders + 1 and app.image.value != before
     ax_map, ax_acc, image = _artists(app)
-    np.testing.assert_allclose(image.get_array(), results.attention_map(encoding, 4).numpy())
+    np.testing.assert_allclose(image.get_array(), _map(results, encoding, 4))
     widths = {line.get_label(): line.get_linewidth() for line in ax_acc.lines if line.get_label() in lab.ENCODINGS}
     assert widths[encoding] == max(widths.values()) and sorted(widths.values()).count(widths[encoding]) == 1
     assert encoding in app.caption.value
@@ -81,9 +87,9 @@ def test_learned_past_L_shows_the_error_instead_of_a_map(app, results) -> None:
     assert np.isnan(np.asarray(image.get_array(), dtype=float)).all()
     assert any("PositionOutOfRangeError" in t.get_text() for t in ax_map.texts)
     assert np.isnan(ax_acc.lines[-1].get_ydata()[0])
-    assert "no row for position 8" in app.caption.value
+    assert "no row for position 9" in app.caption.value
     app.controls["length"].value = 3  # back inside: the map and the accuracy return
-    np.testing.assert_allclose(image.get_array(), results.attention_map("learned", 3).numpy())
+    np.testing.assert_allclose(image.get_array(), _map(results, "learned", 3))
     assert not any("PositionOutOfRangeError" in t.get_text() for t in ax_map.texts)
 
 
@@ -106,19 +112,37 @@ def test_moving_the_slider_never_retrains(app, results, monkeypatch) -> None:
 
     monkeypatch.setattr(lab.training, "fit", forbidden)
     monkeypatch.setattr(lab.results, "fit", forbidden)
-    params = {e: [p.clone() for p in results.models[e].model.parameters()] for e in results.encodings}
-    for encoding in ("rope", "none"):
-        app.controls["encoding"].value = encoding
-        for n in (1, 9, 16):
-            app.controls["length"].value = n
-    for e in results.encodings:
-        for a, b in zip(params[e], results.models[e].model.parameters()):
+    params = {k: [p.clone() for p in m.model.parameters()] for k, m in results.models.items()}
+    for task in lab.TASKS:
+        app.controls["task"].value = task
+        for encoding in ("rope", "none", "rope-ntk"):
+            app.controls["encoding"].value = encoding
+            for n in (1, 9, 16):
+                app.controls["length"].value = n
+    for k, m in results.models.items():
+        for a, b in zip(params[k], m.model.parameters()):
             assert torch.equal(a, b)
+
+
+def test_task_toggle_shows_that_tasks_curves_and_map(app, results) -> None:
+    app.controls["encoding"].value = "rope"
+    app.controls["task"].value = "lookback"
+    ax_map, ax_acc, image = _artists(app)
+    np.testing.assert_allclose(image.get_array(), _map(results, "rope", 4, "lookback"))
+    line = next(l for l in ax_acc.lines if l.get_label() == "rope")
+    want = [results.accuracy_at("rope", n, "lookback") for n in results.lengths]
+    np.testing.assert_allclose(line.get_ydata(), want)
+    assert ax_acc.get_title().startswith("look-back") and "lookback" in app.caption.value
+    stripe = ax_map.lines[0]  # the source line: query t looks at key t - 3 (BOS before the start)
+    assert list(stripe.get_xdata())[-1] == 8 - lab.LOOKBACK and list(stripe.get_ydata())[-1] == 8
 
 
 def test_bad_arguments_are_rejected(results) -> None:
     with pytest.raises(ValueError, match="encoding must be one of"):
-        extrapolation_app(results=results, encoding="alibi")
+        extrapolation_app(results=lab.run_lab(["rope"], train_len=2, steps=2, d_model=8, n_heads=2, progress=False),
+                          encoding="alibi")
+    with pytest.raises(ValueError, match="task must be one of"):
+        extrapolation_app(results=results, task="reverse")
     with pytest.raises(ValueError, match="length must be an integer in 1..16"):
         extrapolation_app(results=results, length=17)
     with pytest.raises(TypeError, match="LabResults"):
@@ -127,14 +151,13 @@ def test_bad_arguments_are_rejected(results) -> None:
         extrapolation_app(results=lab.reference_results())
 
 
-def test_no_argument_factory_uses_trained_models(results) -> None:
-    """With no results: the latest run_lab of the process (here: the fixture's, or a later one)."""
+def test_no_argument_factory_uses_the_quick_models() -> None:
+    """With no results: the quick run, trained once per process (no hidden 'latest run' state)."""
     app = extrapolation_app()
     try:
-        latest = lab.latest_results()
-        assert latest is not None and latest.models
-        assert app.controls["length"].max == latest.test_len
-        assert app.controls["length"].value == latest.train_len
+        quick = extrapolation_module.quick_results()
+        assert app.controls["length"].max == quick.test_len
+        assert app.controls["length"].value == quick.train_len
     finally:
         app.close()
 
@@ -143,4 +166,24 @@ def test_quick_results_are_trained_once_and_cached() -> None:
     quick = extrapolation_module.quick_results()
     assert quick is extrapolation_module.quick_results()
     assert quick.models and quick.train_len == extrapolation_module.QUICK_SETTINGS["train_len"]
-    assert quick.encodings == lab.ENCODINGS
+    assert quick.encodings == lab.ENCODINGS and quick.tasks == lab.TASKS
+
+
+def test_train_now_panel_trains_only_when_pressed(monkeypatch) -> None:
+    reference = lab.run_lab(["none", "rope"], train_len=2, steps=3, d_model=8, n_heads=2, progress=False)
+    calls = []
+    real = extrapolation_module.run_lab
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(extrapolation_module, "run_lab", counting)
+    panel = extrapolation_module.TrainNow(reference, encodings=("rope",), seed=1)
+    assert not calls and panel.results is None, "building the panel trains nothing"
+    panel.button.click()
+    assert len(calls) == 1 and calls[0]["seeds"] == (1,) and calls[0]["steps"] == 3
+    assert panel.results is not None and panel.results.encodings == ("rope",)
+    assert panel.button.disabled and panel.button.description.startswith("trained in")
+    panel.train()
+    assert len(calls) == 1, "a second press does not retrain"

@@ -1,14 +1,17 @@
-"""The extrapolation lab (pe_helpers.extrapolation): task generator, model, optimiser, determinism, the error past L,
-the results API, the committed reference run and the command line.
+"""The extrapolation lab (pe_helpers.extrapolation): the two tasks, every scheme, the optimiser, determinism,
+the error past L, cancelling, the results API, the shipped reference and the command line.
 
 Trainings here are tiny (train_len 3..4, tens of steps) except one: a fresh default-settings run of
-one encoding compared with the committed reference (about 5 s).
+one scheme compared with the shipped reference (a few seconds).
 """
 
 from __future__ import annotations
 
-import io
+import _thread
 import json
+import math
+import threading
+import time
 
 import pytest
 import torch
@@ -19,19 +22,24 @@ from pe_helpers import cli
 from pe_helpers import extrapolation as lab
 from pe_helpers.extrapolation import training
 
+TINY = dict(train_len=3, steps=25, warmup=5, d_model=16, n_heads=2, progress=False)
+
+
 @pytest.fixture(scope="module")
 def tiny() -> lab.LabResults:
-    return lab.run_lab(train_len=3, steps=25, warmup=5, d_model=16, progress="none")
+    return lab.run_lab(tasks=lab.TASKS, **TINY)
 
 
-# ---- the task -------------------------------------------------------------------------------
+# ---- the tasks ------------------------------------------------------------------------------
 
-def test_copy_sequences_are_prompt_separator_copy_then_padding() -> None:
+def test_copy_sequences_are_bos_prompt_separator_copy_then_padding() -> None:
     seq = lab.copy_sequences([3, 1, 2], vocab_size=10, generator=torch.Generator().manual_seed(0))
-    sep, pad = lab.separator_id(10), lab.pad_id(10)
-    assert (sep, pad) == (10, 11)
-    assert seq.shape == (3, 7)  # 2 * max_n + 1
+    sep, pad, bos = lab.separator_id(10), lab.pad_id(10), lab.bos_id(10)
+    assert (sep, pad, bos) == (10, 11, 12)
+    assert seq.shape == (3, 8)  # BOS + 2 * max_n + 1
     for row, n in zip(seq.tolist(), (3, 1, 2)):
+        assert row[0] == bos, "every sequence starts with BOS"
+        row = row[1:]
         prompt, copy = row[:n], row[n + 1:2 * n + 1]
         assert row[n] == sep, "SEP sits right after the prompt"
         assert copy == prompt, "the second half repeats the first"
@@ -42,17 +50,51 @@ def test_copy_sequences_are_prompt_separator_copy_then_padding() -> None:
 def test_copy_batch_shapes_shift_and_loss_mask() -> None:
     gen = torch.Generator().manual_seed(1)
     batch = lab.copy_batch(64, 1, 6, vocab_size=7, generator=gen)
-    assert batch.inputs.shape == batch.targets.shape == batch.loss_mask.shape == (64, 12)
+    assert batch.inputs.shape == batch.targets.shape == batch.loss_mask.shape == (64, 13)
     assert batch.loss_mask.dtype == torch.bool and batch.lengths.shape == (64,)
     assert batch.lengths.min() >= 1 and batch.lengths.max() <= 6
+    assert (batch.inputs[:, 0] == lab.bos_id(7)).all()
     torch.testing.assert_close(batch.inputs[:, 1:], batch.targets[:, :-1])  # targets = next tokens
     for b in range(64):
         n = int(batch.lengths[b])
         t = torch.nonzero(batch.loss_mask[b]).flatten().tolist()
-        assert t == list(range(n, 2 * n)), "loss exactly on the copied half"
-        assert batch.targets[b, n - 1] == lab.separator_id(7), "the SEP prediction is not in the loss"
-        torch.testing.assert_close(batch.targets[b, n:2 * n], batch.inputs[b, :n])  # copied = prompt
-        assert (batch.inputs[b, 2 * n + 1:] == lab.pad_id(7)).all()  # (position 2n holds x_n, target PAD)
+        assert t == list(range(n + 1, 2 * n + 1)), "loss exactly on the copied half"
+        assert batch.targets[b, n] == lab.separator_id(7), "the SEP prediction is not in the loss"
+        torch.testing.assert_close(batch.targets[b, n + 1:2 * n + 1], batch.inputs[b, 1:n + 1])  # copied = prompt
+        assert (batch.inputs[b, 2 * n + 2:] == lab.pad_id(7)).all()
+        # the masked copy targets are exactly copy_loss_mask shifted by the BOS
+    assert torch.equal(batch.loss_mask[:, 1:], lab.copy_loss_mask(batch.lengths, 12))
+    assert not batch.loss_mask[:, 0].any()
+
+
+def test_lookback_batch_targets_are_k_back_with_bos_before_the_start() -> None:
+    k = lab.LOOKBACK
+    batch = lab.lookback_batch(16, 1, 5, vocab_size=10, generator=torch.Generator().manual_seed(2))
+    assert batch.inputs.shape == batch.targets.shape == batch.loss_mask.shape == (16, 11)
+    assert (batch.inputs[:, 0] == lab.bos_id(10)).all()
+    for b in range(16):
+        n = int(batch.lengths[b])
+        assert torch.nonzero(batch.loss_mask[b]).flatten().tolist() == list(range(1, 2 * n + 1))
+        for t in range(1, 2 * n + 1):
+            want = batch.inputs[b, t - k] if t >= k else lab.bos_id(10)
+            assert batch.targets[b, t] == want, (b, t)
+        assert (batch.inputs[b, 2 * n + 1:] == lab.pad_id(10)).all()
+        assert ((batch.inputs[b, 1:2 * n + 1] >= 0) & (batch.inputs[b, 1:2 * n + 1] < 10)).all()
+
+
+@pytest.mark.parametrize("task", lab.TASKS)
+def test_both_tasks_use_the_same_positions_and_are_deterministic(task: str) -> None:
+    a = lab.task_batch(task, 4, 3, 3, generator=torch.Generator().manual_seed(5))
+    b = lab.task_batch(task, 4, 3, 3, generator=torch.Generator().manual_seed(5))
+    c = lab.task_batch(task, 4, 3, 3, generator=torch.Generator().manual_seed(6))
+    assert a.inputs.shape[1] == lab.task_positions(3) == 7
+    assert torch.equal(a.inputs, b.inputs) and torch.equal(a.targets, b.targets)
+    assert not torch.equal(a.inputs, c.inputs)
+    e1 = lab.eval_batch(3, vocab_size=10, task=task)
+    e2 = lab.eval_batch(3, vocab_size=10, task=task)
+    assert torch.equal(e1.inputs, e2.inputs), "evaluation sequences are fixed"
+    with pytest.raises(ValueError, match="copy, lookback|'copy', 'lookback'"):
+        lab.task_batch("reverse", 4, 3, 3)
 
 
 def test_equal_lengths_give_no_padding() -> None:
@@ -80,30 +122,145 @@ def test_batch_arguments_are_validated() -> None:
         lab.copy_batch(2, 1, 3, vocab_size=1)
     with pytest.raises(TypeError, match="batch_size"):
         lab.copy_batch(2.0, 1, 3)
+    with pytest.raises(ValueError, match="k must be"):
+        lab.lookback_batch(2, 1, 3, k=0)
 
 
-# ---- the model ------------------------------------------------------------------------------
+# ---- the schemes ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("encoding", lab.ENCODINGS)
 def test_every_scheme_is_causal(encoding: str) -> None:
-    model = lab.CopyTransformer(encoding, d_model=16, max_positions=12, seed=0).eval()
+    base = lab.CopyTransformer(lab.DERIVED_ENCODINGS.get(encoding, encoding), d_model=16, max_positions=13,
+                               seed=0).eval()
+    model = lab.derive(lab.TrainedModel(base.encoding, base, lab.TrainConfig()), encoding, 8).model \
+        if encoding in lab.DERIVED_ENCODINGS else base
     x = lab.copy_batch(3, 5, 5, generator=torch.Generator().manual_seed(0)).inputs
     y = x.clone()
-    y[:, 7:] = (y[:, 7:] + 1) % 10  # change only the last positions
+    y[:, 8:] = (y[:, 8:] + 1) % 10  # change only the last positions
     with torch.no_grad():
         a, b = model(x), model(y)
-    assert a.shape == (3, 10, 12)
-    torch.testing.assert_close(a[:, :7], b[:, :7])  # earlier positions cannot see later tokens
-    assert not torch.allclose(a[:, 7:], b[:, 7:])
+    assert a.shape == (3, 11, 13)
+    torch.testing.assert_close(a[:, :8], b[:, :8])  # earlier positions cannot see later tokens
+    assert not torch.allclose(a[:, 8:], b[:, 8:])
 
 
 def test_position_schemes_use_the_core_modules() -> None:
     from pe_helpers.encodings import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 
     assert isinstance(lab.CopyTransformer("learned").position, LearnedPositionalEmbedding)
+    assert isinstance(lab.CopyTransformer("randomized").position, LearnedPositionalEmbedding)
     assert isinstance(lab.CopyTransformer("sinusoidal").position, SinusoidalPositionalEncoding)
-    assert lab.CopyTransformer("none").position is None and lab.CopyTransformer("rope").position is None
+    for e in ("none", "rope", "alibi"):
+        assert lab.CopyTransformer(e).position is None
     assert all(b.attn.rope for b in lab.CopyTransformer("rope").blocks)
+    assert not any(b.attn.rope for b in lab.CopyTransformer("alibi").blocks)
+
+
+def test_rope_goes_through_rotate_pairs(monkeypatch) -> None:
+    """The lab's RoPE is the core's pair rotation: patching rotate_pairs changes the model's output."""
+    import pe_helpers.extrapolation.model as model_module
+
+    model = lab.CopyTransformer("rope", d_model=16, n_heads=2, seed=0).eval()
+    x = lab.copy_batch(2, 3, 3, generator=torch.Generator().manual_seed(0)).inputs
+    calls = []
+    real = model_module.rotate_pairs
+
+    def spy(x, theta, layout="interleaved"):
+        calls.append(layout)
+        return real(x, theta, layout)
+
+    monkeypatch.setattr(model_module, "rotate_pairs", spy)
+    with torch.no_grad():
+        model(x)
+    assert calls == ["half", "half"]  # one call per layer, q and k together
+    from pe_helpers.encodings import apply_rope, rope_angles
+
+    q = torch.randn(7, 8, dtype=torch.float64)
+    theta = rope_angles(torch.arange(7), 8)
+    torch.testing.assert_close(real(q, theta, "half"), apply_rope(q, torch.arange(7), layout="half"))
+
+
+def test_alibi_slopes_and_bias_against_hand_values() -> None:
+    torch.testing.assert_close(lab.alibi_slopes(8), torch.tensor([2.0 ** -k for k in range(1, 9)], dtype=torch.float64))
+    torch.testing.assert_close(lab.alibi_slopes(4), torch.tensor([1 / 4, 1 / 16, 1 / 64, 1 / 256], dtype=torch.float64))
+    torch.testing.assert_close(lab.alibi_slopes(2), torch.tensor([1 / 16, 1 / 256], dtype=torch.float64))
+    bias = lab.alibi_bias(4, 2)
+    assert bias.shape == (2, 4, 4)
+    hand = -torch.tensor([[0, 1, 2, 3], [1, 0, 1, 2], [2, 1, 0, 1], [3, 2, 1, 0]], dtype=torch.float64)
+    torch.testing.assert_close(bias[0], hand / 16)
+    torch.testing.assert_close(bias[1], hand / 256)
+
+
+def test_alibi_model_adds_the_bias_to_the_scores() -> None:
+    """With q = k = 0 (zeroed projections) the ALiBi attention is softmax(bias) over the causal past."""
+    model = lab.CopyTransformer("alibi", d_model=16, n_heads=2, seed=0).eval()
+    with torch.no_grad():
+        for block in model.blocks:
+            block.attn.qkv.weight[:32] = 0  # q and k rows
+    x = torch.zeros(1, 5, dtype=torch.long)
+    weights = model.attention(x)[0, 0]  # layer 1: [H, 5, 5]
+    mask = torch.full((5, 5), float("-inf"), dtype=torch.float64).triu(1)
+    want = (lab.alibi_bias(5, 2) + mask).softmax(-1).float()
+    torch.testing.assert_close(weights, want)
+
+
+def test_randomized_positions_are_sorted_distinct_and_in_range() -> None:
+    gen = torch.Generator().manual_seed(0)
+    pos = lab.random_positions(200, 7, 40, gen)
+    assert pos.shape == (200, 7) and pos.dtype == torch.long
+    assert (pos[:, 1:] > pos[:, :-1]).all(), "sorted and distinct"
+    assert int(pos.min()) >= 0 and int(pos.max()) <= 39
+    assert int(pos.max()) > 20, "positions are drawn from the whole larger range, not just 0..n-1"
+    cfg = lab.TrainConfig(train_len=4)
+    assert cfg.random_range == 4 * 9
+    model = lab.init_model("randomized", cfg)
+    assert model.position.max_len == cfg.random_range > cfg.train_positions
+    with pytest.raises(ValueError, match="max_position"):
+        lab.random_positions(2, 7, 5)
+
+
+def test_randomized_model_reads_ordered_positions_at_evaluation() -> None:
+    model = lab.CopyTransformer("randomized", d_model=16, n_heads=2, max_positions=9, seed=0).eval()
+    x = lab.copy_batch(2, 4, 4, generator=torch.Generator().manual_seed(0)).inputs
+    with torch.no_grad():
+        torch.testing.assert_close(model(x), model(x, torch.arange(9).expand(2, 9)))
+        assert not torch.allclose(model(x), model(x, torch.arange(9).expand(2, 9) * 2))
+
+
+def test_position_interpolation_against_hand_computation() -> None:
+    torch.testing.assert_close(lab.interpolated_positions(4, 8), torch.arange(4, dtype=torch.float64))
+    torch.testing.assert_close(lab.interpolated_positions(16, 8), torch.arange(16, dtype=torch.float64) * 0.5)
+    pos = lab.interpolated_positions(34, 17)
+    assert pos.max() < 17 and pos[2] == pytest.approx(1.0)
+
+
+def test_ntk_base_against_hand_computation() -> None:
+    assert lab.ntk_base(8, 8, 8) == 10000.0
+    assert lab.ntk_base(16, 8, 8) == pytest.approx(10000 * 2 ** (8 / 6))
+    assert lab.ntk_base(32, 8, 16) == pytest.approx(10000 * 4 ** (16 / 14))
+    # the lowest frequency turns at L' = 3L as the unscaled one did at L
+    d = 8
+    lowest = lambda b: b ** (-(d - 2) / d)  # noqa: E731  omega_{d/2-1} = base^(-(d-2)/d)
+    assert 24 * lowest(lab.ntk_base(24, 8, d)) == pytest.approx(8 * lowest(10000.0))
+
+
+def test_rope_variants_change_only_past_the_trained_length() -> None:
+    cfg = lab.TrainConfig(train_len=3, d_model=16, n_heads=2)
+    rope = lab.TrainedModel("rope", lab.init_model("rope", cfg), cfg)
+    pi, ntk = lab.derive(rope, "rope-pi", 12).model, lab.derive(rope, "rope-ntk", 12).model
+    assert pi.blocks[0].attn.qkv.weight is rope.model.blocks[0].attn.qkv.weight  # shared, not retrained
+    short = lab.copy_batch(2, 3, 3, generator=torch.Generator().manual_seed(0)).inputs  # 7 = trained positions
+    long = lab.copy_batch(2, 6, 6, generator=torch.Generator().manual_seed(0)).inputs
+    with torch.no_grad():
+        for variant in (pi, ntk):
+            torch.testing.assert_close(variant(short), rope.model(short))
+            assert not torch.allclose(variant(long), rope.model(long))
+    theta = pi.rope_angles(13)
+    from pe_helpers.encodings import rope_angles
+
+    torch.testing.assert_close(theta, rope_angles(torch.arange(13) * (7 / 13), 8).float())
+    torch.testing.assert_close(ntk.rope_angles(13), rope_angles(torch.arange(13), 8, lab.ntk_base(13, 7, 8)).float())
+    assert rope.model.encoding == "rope", "deriving never changes the trained model"
 
 
 def test_learned_table_raises_past_its_rows_and_extended_runs() -> None:
@@ -117,14 +274,14 @@ def test_learned_table_raises_past_its_rows_and_extended_runs() -> None:
     short = torch.zeros(1, 8, dtype=torch.long)
     with torch.no_grad():
         torch.testing.assert_close(bigger(short), model(short))  # trained rows unchanged
-        assert bigger(long).shape == (1, 9, 12)
+        assert bigger(long).shape == (1, 9, 13)
     with pytest.raises(ValueError, match="only a learned table"):
         lab.CopyTransformer("sinusoidal").extended(16)
 
 
 def test_model_arguments_are_validated() -> None:
     with pytest.raises(ValueError, match="'none', 'learned', 'learned-extended', 'sinusoidal', 'rope'"):
-        lab.CopyTransformer("alibi")
+        lab.CopyTransformer("t5")
     with pytest.raises(ValueError, match="heads of even size"):
         lab.CopyTransformer("rope", d_model=30, n_heads=2)
 
@@ -133,8 +290,8 @@ def test_model_arguments_are_validated() -> None:
 
 def test_flat_adamw_matches_torch_adamw() -> None:
     torch.manual_seed(0)
-    ours = lab.CopyTransformer("learned", d_model=16, max_positions=8)
-    ref = lab.CopyTransformer("learned", d_model=16, max_positions=8)
+    ours = lab.CopyTransformer("learned", d_model=16, max_positions=9)
+    ref = lab.CopyTransformer("learned", d_model=16, max_positions=9)
     ref.load_state_dict(ours.state_dict())
     opt = training.AdamW(ours.parameters())
     ref_opt = torch.optim.AdamW(ref.parameters(), lr=1e-2, weight_decay=0.0)
@@ -158,31 +315,37 @@ def test_training_lengths_follow_the_weight() -> None:
     assert set(uniform) == {1, 2, 3, 4}
 
 
-def test_training_learns_and_leaves_global_rng_and_threads_alone() -> None:
+@pytest.mark.parametrize("task", lab.TASKS)
+def test_training_learns_and_leaves_global_rng_and_threads_alone(task: str) -> None:
     torch.manual_seed(123)
     expected = torch.rand(3)
     torch.manual_seed(123)
     threads = torch.get_num_threads()
-    trained = lab.train("sinusoidal", progress="none", train_len=3, steps=150, warmup=10, d_model=16)
+    trained = lab.train("rope", task=task, train_len=3, steps=150, warmup=10, d_model=16, n_heads=2)
     torch.testing.assert_close(torch.rand(3), expected)  # the caller's RNG stream is untouched
     assert torch.get_num_threads() == threads
-    assert len(trained.losses) == 150 and trained.seconds > 0
+    assert len(trained.losses) == 150 and trained.seconds > 0 and trained.task == task
+    assert all(math.isfinite(v) for v in trained.losses)
     assert sum(trained.losses[-20:]) / 20 < 0.5 * sum(trained.losses[:20]) / 20, "the loss should fall"
     assert lab.accuracy(trained, 3) > 0.5
 
 
 def test_two_runs_give_identical_numbers_and_threads_change_nothing(tiny: lab.LabResults) -> None:
-    again = lab.run_lab(train_len=3, steps=25, warmup=5, d_model=16, progress="none", parallel=False)
-    assert again.accuracy == tiny.accuracy  # exact equality, every length, every encoding
-    for e in tiny.encodings:
-        assert again.models[e].losses == tiny.models[e].losses
-        for a, b in zip(again.models[e].model.parameters(), tiny.models[e].model.parameters()):
+    again = lab.run_lab(tasks=lab.TASKS, parallel=False, **TINY)
+    assert again.accuracy == tiny.accuracy  # exact equality, every size, scheme and task
+    for key, trained in tiny.models.items():
+        assert again.models[key].losses == trained.losses
+        for a, b in zip(again.models[key].model.parameters(), trained.model.parameters()):
             assert torch.equal(a, b)
 
 
 def test_a_different_seed_gives_different_numbers(tiny: lab.LabResults) -> None:
-    other = lab.run_lab(["sinusoidal"], train_len=3, steps=25, warmup=5, d_model=16, seed=1, progress="none")
-    assert other.models["sinusoidal"].losses != tiny.models["sinusoidal"].losses
+    other = lab.run_lab(["sinusoidal"], **{**TINY, "seed": 1})
+    assert other.model("sinusoidal", seed=1).losses != tiny.model("sinusoidal").losses
+    both = lab.run_lab(["sinusoidal"], seeds=(0, 1), **TINY)
+    assert both.seeds == (0, 1)
+    assert both.accuracy["copy"]["sinusoidal"][0] == tiny.accuracy["copy"]["sinusoidal"][0]
+    assert both.accuracy["copy"]["sinusoidal"][1] == other.accuracy["copy"]["sinusoidal"][0]
 
 
 def test_learned_raises_past_L_and_reports_none(tiny: lab.LabResults) -> None:
@@ -191,135 +354,282 @@ def test_learned_raises_past_L_and_reports_none(tiny: lab.LabResults) -> None:
     assert lab.accuracy(learned, L) >= 0
     with pytest.raises(PositionOutOfRangeError):
         lab.accuracy(learned, L + 1)
-    assert all(v is not None for v in tiny.accuracy["learned"][:L])
-    assert all(v is None for v in tiny.accuracy["learned"][L:])
-    assert all(v is not None for e in tiny.encodings if e != "learned" for v in tiny.accuracy[e])
-    assert tiny.model("learned-extended").model.position.max_len == 2 * tiny.test_len
+    for task in lab.TASKS:
+        curve = tiny.accuracy[task]["learned"][0]
+        assert all(v is not None for v in curve[:L]) and all(v is None for v in curve[L:])
+        assert all(v is not None for e in tiny.encodings if e != "learned" for v in tiny.accuracy[task][e][0])
+    assert tiny.model("learned-extended").model.position.max_len == lab.task_positions(tiny.test_len)
 
 
-def test_learned_extended_reuses_the_trained_learned_model(tiny: lab.LabResults) -> None:
+def test_derived_schemes_reuse_the_trained_model(tiny: lab.LabResults) -> None:
     L = tiny.train_len
-    assert tiny.accuracy["learned-extended"][:L] == tiny.accuracy["learned"][:L]
+    for task in lab.TASKS:
+        acc = tiny.accuracy[task]
+        assert acc["learned-extended"][0][:L] == acc["learned"][0][:L]
+        assert acc["rope-pi"][0][:L] == acc["rope"][0][:L] == acc["rope-ntk"][0][:L]
     table = tiny.model("learned").model.position.table
-    torch.testing.assert_close(tiny.model("learned-extended").model.position.table[:2 * L], table)
+    torch.testing.assert_close(tiny.model("learned-extended").model.position.table[:2 * L + 1], table)
 
 
 def test_run_lab_validates_its_arguments() -> None:
-    with pytest.raises(ValueError, match="allowed|one of"):
-        lab.run_lab(["sinusodial"], progress="none")
+    with pytest.raises(ValueError, match="encodings must be names from"):
+        lab.run_lab(["sinusodial"], progress=False)
     with pytest.raises(ValueError, match="twice"):
-        lab.run_lab(["rope", "rope"], progress="none")
+        lab.run_lab(["rope", "rope"], progress=False)
+    with pytest.raises(ValueError, match="tasks must be names from"):
+        lab.run_lab(["rope"], tasks=["reverse"], progress=False)
     with pytest.raises(TypeError, match="unknown setting"):
-        lab.run_lab(["rope"], progress="none", stepz=3)
+        lab.run_lab(["rope"], progress=False, stepz=3)
     with pytest.raises(ValueError, match="steps must be a positive integer"):
-        lab.run_lab(["rope"], progress="none", steps=0)
-    with pytest.raises(ValueError, match="progress must be one of"):
-        lab.run_lab(["rope"], progress="loud", steps=1)
+        lab.run_lab(["rope"], progress=False, steps=0)
+    with pytest.raises(TypeError, match="seeds= or seed="):
+        lab.run_lab(["rope"], progress=False, seeds=(0,), seed=1)
+    with pytest.raises(ValueError, match="distinct"):
+        lab.run_lab(["rope"], progress=False, seeds=(1, 1))
 
 
-# ---- progress ---------------------------------------------------------------------------------
+# ---- progress and interrupts ----------------------------------------------------------------
 
-def test_dots_progress_prints_deterministic_text() -> None:
-    out = io.StringIO()
-    bar = training.Progress(7, "training x", "dots", stream=out)
-    for step in range(1, 8):
-        bar.update(step)
-    bar.close()
-    text = out.getvalue()
-    assert text.startswith("training x .......... done, ") and text.endswith(" s elapsed\n")
-    assert "\r" not in text
+def test_progress_is_a_tqdm_bar_and_silent_unless_asked(capsys) -> None:
+    lab.run_lab(["none"], **{**TINY, "progress": None})  # auto: stderr is not a terminal under pytest
+    assert capsys.readouterr().err == ""
+    lab.run_lab(["none"], **{**TINY, "progress": True})
+    err = capsys.readouterr().err
+    assert "training 1 model" in err and "25/25" in err
 
 
-def test_bar_progress_redraws_one_line() -> None:
-    out = io.StringIO()
-    bar = training.Progress(5, "rope", "bar", stream=out)
-    for step in range(1, 6):
-        bar.advance()
-    bar.close()
-    text = out.getvalue()
-    assert text.startswith("\rrope [") and "100% 5/5 steps" in text and text.count("\n") == 1
+def _lab_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("pe-lab")]
 
 
-# ---- results API, reference ------------------------------------------------------------------
+def test_cancel_stops_every_training_thread_within_a_second() -> None:
+    cancel = threading.Event()
+    timer = threading.Timer(0.5, cancel.set)
+    timer.start()
+    start = time.perf_counter()
+    with pytest.raises(lab.TrainingCancelled):
+        lab.run_lab(["none", "rope", "sinusoidal", "learned"], train_len=8, steps=100_000, progress=False,
+                    workers=2, cancel=cancel)
+    assert time.perf_counter() - start < 0.5 + 1.0
+    assert not _lab_threads(), "every training thread has ended when run_lab raises"
+
+
+def test_ctrl_c_stops_every_training_thread_within_a_second() -> None:
+    """A KeyboardInterrupt in the calling thread (what Ctrl-C and Jupyter's interrupt raise)."""
+    timer = threading.Timer(0.5, _thread.interrupt_main)
+    timer.start()
+    start = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        lab.run_lab(["none", "rope"], tasks=lab.TASKS, train_len=8, steps=100_000, progress=False, workers=2)
+    assert time.perf_counter() - start < 0.5 + 1.0
+    assert not _lab_threads()
+
+
+def test_fit_checks_the_cancel_flag_every_step() -> None:
+    cfg = lab.TrainConfig(train_len=3, steps=50, d_model=16, n_heads=2)
+    cancel = threading.Event()
+    done = []
+
+    def on_step(step: int) -> None:
+        done.append(step)
+        if step == 7:
+            cancel.set()
+
+    with pytest.raises(lab.TrainingCancelled, match="step 7"):
+        lab.fit(lab.init_model("none", cfg), cfg, on_step, cancel=cancel)
+    assert done[-1] == 7
+
+
+# ---- results API, probes, reference -------------------------------------------------------------
 
 def test_results_api_and_json_round_trip(tiny: lab.LabResults, tmp_path) -> None:
-    assert tiny.encodings == lab.ENCODINGS and list(tiny.lengths) == list(range(1, 13))
-    assert tiny.accuracy_at("rope", 2) == tiny.accuracy["rope"][1]
-    assert tiny.in_distribution("rope") == pytest.approx(sum(tiny.accuracy["rope"][:3]) / 3)
-    assert tiny.mean_accuracy("learned", 4, 12) is None
-    assert "error" in tiny.table() and "learned-extended" in tiny.table()
+    assert tiny.encodings == lab.ENCODINGS and tiny.tasks == lab.TASKS and list(tiny.lengths) == list(range(1, 13))
+    assert tiny.accuracy_at("rope", 2) == tiny.accuracy["copy"]["rope"][0][1]
+    assert tiny.accuracy_at("rope", 2, "lookback") == tiny.accuracy["lookback"]["rope"][0][1]
+    assert tiny.in_distribution("rope") == pytest.approx(sum(tiny.accuracy["copy"]["rope"][0][:3]) / 3)
+    assert tiny.mean_accuracy("learned", 4, 12) is None and tiny.spread_at("rope", 2) == 0.0
+    assert "error" in tiny.table() and "learned-extended" in tiny.table("lookback")
     path = tiny.save_json(tmp_path / "sub" / "r.json")
+    assert not list(path.parent.glob(".*tmp")), "no temporary file left behind"
     back = lab.LabResults.load_json(path)
-    assert back.config == tiny.config and back.test_len == tiny.test_len
-    for e in tiny.encodings:
-        assert back.accuracy[e] == pytest.approx(tuple(None if v is None else round(v, 4) for v in tiny.accuracy[e]))
+    assert back.config == tiny.config and back.test_len == tiny.test_len and back.hash == tiny.hash
+    for task in tiny.tasks:
+        for e in tiny.encodings:
+            assert back.accuracy[task][e][0] == pytest.approx(
+                tuple(None if v is None else round(v, 4) for v in tiny.accuracy[task][e][0]))
     with pytest.raises(ValueError, match="no trained models"):
         back.model("rope")
     with pytest.raises(ValueError, match="length must be <= test_len=12"):
         tiny.accuracy_at("rope", 13)
+    with pytest.raises(ValueError, match="seed 3 was not run"):
+        tiny.accuracy_at("rope", 2, seed=3)
+
+
+def test_mean_and_spread_over_seeds() -> None:
+    curves = {"copy": {"rope": ((1.0, 0.5), (0.8, 0.3))}}
+    r = lab.LabResults(config=lab.TrainConfig(train_len=1), test_len=2, accuracy=curves, seeds=(0, 1))
+    assert r.accuracy_at("rope", 2) == pytest.approx(0.4) and r.spread_at("rope", 2) == pytest.approx(0.1)
+    assert r.accuracy_at("rope", 1, seed=1) == pytest.approx(0.8)
+    assert r.mean_accuracy("rope", 1, 2) == pytest.approx(0.65) and r.spread("rope", 1, 2) == pytest.approx(0.1)
+    assert "0.40±0.10" in r.table()
 
 
 def test_attention_map_is_the_copy_heads_weights(tiny: lab.LabResults) -> None:
-    layer, head = tiny.copy_head("sinusoidal")
+    trained = tiny.model("sinusoidal")
+    layer, head = lab.copy_head(trained)
     n = 5
-    weights = tiny.models["sinusoidal"].model.attention(tiny.example(n)[None])
-    torch.testing.assert_close(tiny.attention_map("sinusoidal", n), weights[layer, 0, head])
-    a = tiny.attention_map("sinusoidal", n)
-    assert a.shape == (10, 10)
-    torch.testing.assert_close(a.sum(-1), torch.ones(10))
+    example = lab.eval_batch(n, vocab_size=10, n_samples=1, seed=0).inputs
+    torch.testing.assert_close(lab.attention_map(trained, n), trained.model.attention(example)[layer, 0, head])
+    a = lab.attention_map(trained, n)
+    assert a.shape == (11, 11)
+    torch.testing.assert_close(a.sum(-1), torch.ones(11))
     assert torch.all(a.triu(1) == 0), "causal"
     with pytest.raises(PositionOutOfRangeError):
-        tiny.attention_map("learned", tiny.train_len + 1)
+        lab.attention_map(tiny.model("learned"), tiny.train_len + 1)
 
 
-def test_latest_results_is_the_last_run(tiny: lab.LabResults) -> None:
-    last = lab.run_lab(["none"], train_len=2, steps=3, warmup=1, d_model=8, progress="none")
-    assert lab.latest_results() is last
+def test_position_probe_recovers_position_from_a_trained_model() -> None:
+    trained = lab.train("sinusoidal", train_len=4, steps=60, d_model=16, n_heads=2)
+    assert 0.5 < lab.position_probe_r2(trained) < 1.0  # sinusoidal: position is added to every input
+    # hidden states that are a linear function of t (plus noise-free content) give R^2 = 1
+    trained.model.hidden = lambda tokens: torch.stack(  # type: ignore[method-assign]
+        [torch.arange(tokens.shape[1]).float().expand_as(tokens) * 0.3 + 1.0, tokens.float()], dim=-1)
+    assert lab.position_probe_r2(trained) == pytest.approx(1.0)
+    trained.model.hidden = lambda tokens: tokens.float()[..., None]  # type: ignore[method-assign]
+    assert lab.position_probe_r2(trained) < 0.2, "content alone says nothing about position"
 
 
-def test_reference_file_holds_the_default_run() -> None:
+def test_latest_results_keeps_no_global_state(tiny: lab.LabResults) -> None:
+    lab.run_lab(["none"], train_len=2, steps=3, warmup=1, d_model=8, n_heads=2, progress=False)
+    assert lab.latest_results() is None
+
+
+def test_reference_file_matches_the_code_configuration() -> None:
     ref = lab.reference_results()
-    assert ref.config == lab.TrainConfig() and ref.test_len == 64
-    assert ref.encodings == lab.ENCODINGS
-    assert all(len(acc) == 64 for acc in ref.accuracy.values())
-    for e in ("learned", "learned-extended", "sinusoidal", "rope"):
+    want = lab.reference_config()
+    assert ref.config == want["config"], "the shipped reference was trained with another TrainConfig: rerun " \
+                                         "python -m pe_helpers.cli --reference"
+    assert ref.tasks == want["tasks"] and ref.encodings == want["encodings"] and ref.seeds == want["seeds"]
+    assert ref.test_len == want["test_len"] and len(ref.seeds) >= 5
+    data = json.loads((lab.results.Path(lab.__file__).parent.parent / lab.REFERENCE_FILE).read_text())
+    assert data["config_hash"] == lab.config_hash(want["config"], tasks=want["tasks"], encodings=want["encodings"],
+                                                  seeds=want["seeds"], test_len=want["test_len"])
+    for task in ref.tasks:
+        for e in ref.encodings:
+            assert len(ref.accuracy[task][e]) == len(ref.seeds)
+            assert all(len(curve) == ref.test_len for curve in ref.accuracy[task][e])
+    for e in ("learned", "sinusoidal", "rope"):
         assert ref.in_distribution(e) >= 0.95, e
-    assert all(v is None for v in ref.accuracy["learned"][16:])
+    assert all(v is None for v in ref.accuracy["copy"]["learned"][0][ref.train_len:])
 
 
 def test_a_fresh_run_matches_the_reference() -> None:
-    """Sinusoidal at the default settings, trained from scratch (~5 s), against the committed numbers.
+    """Seed 0 of one scheme at the default settings, trained from scratch, against the shipped numbers.
 
     On the machine and torch build that wrote the reference the numbers are identical (training is
     deterministic); the tolerance allows another CPU's floating-point rounding to steer training a
-    little: 0.02 on the in-distribution accuracy, 0.15 at any single length.
+    little: 0.02 on the in-distribution accuracy, 0.15 at any single size.
     """
     ref = lab.reference_results()
-    fresh = lab.run_lab(["sinusoidal"], progress="none")
-    assert abs(fresh.in_distribution("sinusoidal") - ref.in_distribution("sinusoidal")) <= 0.02
-    diffs = [abs(a - b) for a, b in zip(fresh.accuracy["sinusoidal"], ref.accuracy["sinusoidal"])]
+    fresh = lab.run_lab(["sinusoidal"], progress=False)
+    assert abs(fresh.in_distribution("sinusoidal") - ref.in_distribution("sinusoidal", seed=0)) <= 0.02
+    diffs = [abs(fresh.accuracy_at("sinusoidal", n) - ref.accuracy_at("sinusoidal", n, seed=0))
+             for n in ref.lengths]
     assert max(diffs) <= 0.15, max(diffs)
 
 
 # ---- command line ---------------------------------------------------------------------------
 
+SMALL = ["--encodings", "none,learned,sinusoidal,rope", "--tasks", "copy", "--train-len", "3", "--test-len", "9",
+         "--steps", "20", "--warmup", "2", "--d-model", "16", "--heads", "2", "--progress", "none"]
+
+
 def test_cli_smoke(tmp_path, capsys) -> None:
     out, js = tmp_path / "fig" / "lab.png", tmp_path / "lab.json"
-    code = cli.main(["--encodings", "none,learned,sinusoidal,rope", "--train-len", "3", "--test-len", "9",
-                     "--steps", "20", "--warmup", "2", "--d-model", "16", "--progress", "none",
-                     "--out", str(out), "--save-json", str(js)])
+    code = cli.main([*SMALL, "--out", str(out), "--save-json", str(js)])
     assert code == 0
     text = capsys.readouterr().out
-    assert "length" in text and "sinusoidal" in text and "error" in text
-    assert f"figure saved to {out}" in text
+    assert "size" in text and "sinusoidal" in text and "error" in text
+    assert f"figure saved to {out}" in text and f"numbers saved to {js}" in text
+    assert text.index("numbers saved") < text.index("figure saved"), "the JSON is written before the figure"
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     data = json.loads(js.read_text())
-    assert data["test_len"] == 9 and set(data["accuracy"]) == {"none", "learned", "sinusoidal", "rope"}
+    assert data["test_len"] == 9 and set(data["accuracy"]["copy"]) == {"none", "learned", "sinusoidal", "rope"}
+    assert not [p for p in tmp_path.rglob("*") if ".tmp" in p.name]
+
+
+def test_cli_out_directory_writes_extrapolation_png_and_says_so(tmp_path, capsys) -> None:
+    for target in (tmp_path, tmp_path / "new_dir"):
+        assert cli.main([*SMALL, "--out", str(target)]) == 0
+        written = target / "extrapolation.png"
+        assert written.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"figure saved to {written}" in capsys.readouterr().out
+    assert cli.main([*SMALL, "--out", str(tmp_path / "lab.svg")]) == 0
+    assert (tmp_path / "lab.svg").read_text().lstrip().startswith("<?xml")
+
+
+@pytest.mark.parametrize("out, words", [("lab.pngg", "cannot save '.pngg' files"), ("lab.xyz", ".png")])
+def test_cli_checks_the_figure_extension_before_training(tmp_path, monkeypatch, capsys, out, words) -> None:
+    monkeypatch.setattr(cli, "run_lab", lambda *a, **k: pytest.fail("trained before checking --out"))
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main([*SMALL, "--out", str(tmp_path / out)])
+    assert exit_info.value.code == 2 and words in capsys.readouterr().err
+    assert not list(tmp_path.iterdir()), "nothing written"
+
+
+def test_cli_checks_writable_paths_before_training(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(cli, "run_lab", lambda *a, **k: pytest.fail("trained before checking the outputs"))
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("x")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        cases = [(["--out", str(blocker / "lab.png")], "is not a directory"),
+                 (["--save-json", str(tmp_path)], "is a directory")]
+        import os
+        if not os.access(locked, os.W_OK):  # root can write anywhere
+            cases.append((["--out", str(locked / "lab.png")], "cannot create files in"))
+        for argv, words in cases:
+            with pytest.raises(SystemExit) as exit_info:
+                cli.main([*SMALL, *argv])
+            assert exit_info.value.code == 2 and words in capsys.readouterr().err, argv
+    finally:
+        locked.chmod(0o700)
+    assert cli.check_writable(tmp_path / "a" / "b.png", "--out") is None
+    assert "exists and is not writable" in (cli.check_writable(blocker, "--out") or "exists and is not writable")
+
+
+def test_cli_ctrl_c_writes_nothing(tmp_path, monkeypatch, capsys) -> None:
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "run_lab", interrupted)
+    code = cli.main([*SMALL, "--out", str(tmp_path / "lab.png"), "--save-json", str(tmp_path / "lab.json")])
+    assert code == 130 and "nothing written" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
+def test_cli_reference_flag_uses_the_reference_configuration(monkeypatch, tmp_path, capsys) -> None:
+    seen = {}
+
+    def fake(encodings, **kwargs):
+        seen.update(kwargs, encodings=encodings)
+        raise KeyboardInterrupt  # stop before training
+
+    monkeypatch.setattr(cli, "run_lab", fake)
+    assert cli.main(["--reference", "--out", str(tmp_path)]) == 130
+    ref = lab.reference_config()
+    assert seen["encodings"] == ref["encodings"] and seen["tasks"] == ref["tasks"] and seen["seeds"] == ref["seeds"]
+    assert seen["steps"] == ref["config"].steps and seen["train_len"] == ref["config"].train_len
+    assert cli.REFERENCE_JSON.name == "lab_reference.json"
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["--encodings", "none,alibi"], "allowed: none,learned,learned-extended,sinusoidal,rope"),
+    (["--encodings", "none,t5"], "allowed: none,learned,learned-extended,sinusoidal,rope"),
     (["--encodings", "rope,rope"], "twice"),
+    (["--tasks", "reverse"], "allowed: copy,lookback"),
+    (["--seeds", "1,1"], "distinct"),
     (["--steps", "0"], "expected a positive integer, got 0"),
     (["--lr", "-1"], "expected a positive finite number"),
     (["--d-model", "30"], "heads of even size"),

@@ -138,7 +138,7 @@ def test_additive_scores_formula_and_not_offset_only() -> None:
 @pytest.mark.parametrize(
     "scheme, carries, dependence",
     [("learned", True, "absolute"), ("sinusoidal", True, "absolute"), ("rope", False, "offset-only"),
-     ("none", False, "none")],
+     ("alibi", False, "offset-only"), ("none", False, "none")],
 )
 def test_measured_columns(scheme: str, carries: bool, dependence: str) -> None:
     assert value_carries_position(scheme) is carries
@@ -149,7 +149,7 @@ def test_measured_columns(scheme: str, carries: bool, dependence: str) -> None:
 
 def test_probe_validates() -> None:
     with pytest.raises(ValueError, match="scheme"):
-        position_probe("alibi")
+        position_probe("t5")
 
 
 def test_verdict() -> None:
@@ -159,20 +159,19 @@ def test_verdict() -> None:
     assert extrapolation_verdict(1.0, None, 0.1) == "cannot run"
 
 
-def _fake_results() -> LabResults:
-    L, top = 4, 16
+def _fake_results(L: int = 4, top: int = 16, lookback: bool = False) -> LabResults:
     flat = lambda v: tuple([1.0] * L + [v] * (top - L))  # noqa: E731
-    return LabResults(
-        config=TrainConfig(train_len=L, vocab_size=10),
-        test_len=top,
-        accuracy={
-            "none": flat(0.97),
-            "learned": tuple([1.0] * L + [None] * (top - L)),
-            "learned-extended": tuple([1.0] * L + [0.2] * L + [0.1] * (top - 2 * L)),
-            "sinusoidal": tuple([0.9] * L + [0.5] * L + [0.1] * (top - 2 * L)),
-            "rope": flat(0.12),
-        },
-    )
+    curves = {
+        "none": flat(0.97),
+        "learned": tuple([1.0] * L + [None] * (top - L)),
+        "learned-extended": tuple([1.0] * L + [0.2] * L + [0.1] * (top - 2 * L)),
+        "sinusoidal": tuple([0.9] * L + [0.5] * L + [0.1] * (top - 2 * L)),
+        "rope": flat(0.12),
+        "alibi": flat(0.6),
+    }
+    tasks = {"copy": curves, **({"lookback": {**curves, "rope": flat(1.0)}} if lookback else {})}
+    return LabResults(config=TrainConfig(train_len=L, vocab_size=10), test_len=top,
+                      accuracy={t: {e: (c,) for e, c in by_e.items()} for t, by_e in tasks.items()})
 
 
 def test_comparison_table_from_lab_results() -> None:
@@ -191,27 +190,39 @@ def test_comparison_table_from_lab_results() -> None:
     assert s.near_span == (5, 5) and s.far_span == (9, 16)
     assert s.in_distribution == pytest.approx(0.9) and s.near == pytest.approx(0.5) and s.far == pytest.approx(0.1)
     assert s.near_verdict == "degrades" and s.far_verdict == "collapses"
-    assert [r.value_carries_position for r in rows] == [True, True, False, False]
+    assert [r.value_carries_position for r in rows] == [True, True, False, False, False]
     assert by["rope"].relative.startswith("yes") and by["learned"].relative.startswith("no")
+    assert by["alibi"].relative.startswith("yes") and by["alibi"].lab.near_verdict == "degrades"
+    assert all(r.lookback is None for r in rows) and by["rope"].past_training_lookback == "not run"
     text = format_comparison_table(rows)
     assert text.count("\n") == len(rows) + 1
     assert "0.90 at n ≤ 4; 0.50 at n = 5..5 (degrades); 0.10 at n = 9..16 (collapses)" in text
     assert "past it: cannot run (PositionOutOfRangeError); grown with untrained rows: 0.20 at n = 5..5 " \
            "(collapses); 0.10 at n = 9..16 (collapses)" in text
-    assert "lab, L = 4, token accuracy" in text
+    assert "lab, L = 4, token accuracy" in text and "look-back" not in text
+
+
+def test_comparison_table_has_a_lookback_column_when_the_lab_ran_it() -> None:
+    rows = comparison_table(_fake_results(lookback=True))
+    by = {r.key: r for r in rows}
+    assert by["rope"].lookback.far == pytest.approx(1.0) and by["rope"].lookback.far_verdict == "holds"
+    assert by["rope"].lab.far_verdict == "collapses", "the copy column is unchanged"
+    assert by["learned"].past_training_lookback == "1.00 at n ≤ 4; past it: cannot run"
+    text = format_comparison_table(rows)
+    assert "look-back (fixed offset 3)" in text and "1.00 at n = 9..16 (holds)" in text
 
 
 def test_lab_outcome_spans() -> None:
     results = _fake_results()
     o = lab_outcome(results, "sinusoidal")
     assert o.chance == pytest.approx(0.1) and o.train_len == 4 and o.test_len == 16
-    big = LabResults(config=TrainConfig(train_len=16), test_len=64, accuracy={"rope": tuple([1.0] * 64)})
+    big = LabResults(config=TrainConfig(train_len=16), test_len=64, accuracy={"copy": {"rope": (tuple([1.0] * 64),)}})
     assert lab_outcome(big, "rope").near_span == (17, 20) and lab_outcome(big, "rope").far_span == (33, 64)
 
 
 def test_comparison_table_rejects_incomplete_results() -> None:
     r = _fake_results()
-    del r.accuracy["rope"]
+    del r.accuracy["copy"]["rope"]
     with pytest.raises(ValueError, match="rope"):
         comparison_table(r)
     with pytest.raises(TypeError, match="LabResults"):
@@ -226,7 +237,8 @@ def test_comparison_table_on_the_committed_reference() -> None:
     except FileNotFoundError:
         pytest.skip("pe_helpers/data/lab_reference.json is not committed yet")
     rows = comparison_table(results)
-    assert len(rows) == 4 and all(0.0 <= r.lab.in_distribution <= 1.0 for r in rows)
+    assert len(rows) == 5 and all(0.0 <= r.lab.in_distribution <= 1.0 for r in rows)
+    assert all(r.lookback is not None for r in rows), "the reference runs the look-back task too"
     assert rows[0].lab.near is None, "the learned table cannot run past its training positions"
 
 

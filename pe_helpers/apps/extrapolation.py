@@ -1,70 +1,134 @@
-"""Notebook 05, "Limits and extrapolation", app: slide the copy length from 1 to 4L and watch the copy head.
+"""Notebook 05, "Limits and extrapolation", app: slide the size from 1 to 4L and watch the copy head.
 
-``extrapolation_app(results=lab_results)`` uses models that are already trained (a
-:class:`~pe_helpers.extrapolation.LabResults` from :func:`~pe_helpers.extrapolation.run_lab`); moving the slider never
-retrains. The attention map of each (encoding, length) is computed once, on first view, by one
-forward pass of the example sequence (about a millisecond), then cached in ``results``.
+``extrapolation_app(results=live)`` uses models that are already trained (a
+:class:`~pe_helpers.extrapolation.LabResults` from :func:`~pe_helpers.extrapolation.run_lab`, passed in
+explicitly); moving a control never retrains. On each move the app computes the head's attention map
+(:func:`pe_helpers.extrapolation.attention_map`, one forward pass of the example sequence, about a
+millisecond) and hands it to the figure, which only draws. With no ``results`` the factory uses
+:func:`quick_results`, a small run (:data:`QUICK_SETTINGS`) trained once per process, for the
+generic app tests and the app benchmark.
 
-With no ``results`` the factory uses, in this order: the latest :func:`~pe_helpers.extrapolation.run_lab`
-of this Python process, else :func:`quick_results`, a small set of models (``train_len=8``,
-:data:`QUICK_SETTINGS`) trained once per process in a few seconds and cached. That is what
-``extrapolation_app()`` with no arguments (the app benchmark, the generic app tests) gets.
+:class:`TrainNow` is the present-mode panel: a "train now" button, a progress bar, and, when
+training is done, the figure of the live seed over the reference band and this app. Nothing is
+trained until the button is pressed.
 """
 
 from __future__ import annotations
 
 import functools
+import os
+from collections.abc import Sequence
 
 import ipywidgets as widgets
 
+from ..extrapolation import TASKS, attention_map, copy_head, run_lab
+from ..extrapolation.results import LabResults
 from ..figures.extrapolation import build_extrapolation
-from ..extrapolation.results import LabResults, latest_results, run_lab
 from ._base import App
 
 __all__ = ["extrapolation_app"]
 
-#: Settings of :func:`quick_results`: small enough to train all five encodings in a few seconds.
-QUICK_SETTINGS = {"train_len": 8, "steps": 200, "warmup": 20, "d_model": 16, "seed": 0}
+#: Settings of :func:`quick_results`: small enough to train every scheme on both tasks in a few seconds.
+QUICK_SETTINGS = {"train_len": 4, "steps": 120, "warmup": 20, "d_model": 16, "n_heads": 2, "seed": 0}
 
 
 @functools.lru_cache(maxsize=1)
 def quick_results() -> LabResults:
-    """A quick lab run (:data:`QUICK_SETTINGS`, all encodings), trained once per process and cached."""
-    return run_lab(progress="none", **QUICK_SETTINGS)
+    """A quick lab run (:data:`QUICK_SETTINGS`, every scheme and task), trained once per process and cached."""
+    return run_lab(tasks=TASKS, progress=False, **QUICK_SETTINGS)
 
 
-def _default_results() -> LabResults:
-    latest = latest_results()
-    return latest if latest is not None and latest.models else quick_results()
-
-
-def extrapolation_app(*, results: LabResults | None = None, encoding: str = "sinusoidal",
+def extrapolation_app(*, results: LabResults | None = None, task: str = "copy", encoding: str | None = None,
                       length: int | None = None) -> App:
-    """Slider over the copy length ``1 .. test_len`` and a choice of encoding.
+    """Slider over the size ``1 .. test_len``, a choice of task and of scheme.
 
-    Left: the chosen model's copy head on the example sequence of that length (the orange diagonal is
-    where a perfect copy looks; grey lines mark position ``2L``, never seen in training). Right:
-    accuracy against length for every encoding, the chosen one thick, the current length marked.
-    ``length`` defaults to the training length ``L``.
+    Left: the chosen model's copy head on the example sequence of that size (the orange line is where
+    a perfect copy looks; grey lines mark position ``2L + 1``, never seen in training). Right: accuracy
+    against size for every scheme on that task, the chosen one thick, the current size marked.
+    ``encoding`` defaults to ``"sinusoidal"`` if it was run, else the first; ``length`` to ``L``.
     """
-    results = _default_results() if results is None else results
+    results = quick_results() if results is None else results
     if not isinstance(results, LabResults):
         raise TypeError(f"results must be a LabResults from pe_helpers.extrapolation.run_lab, got {type(results).__name__}.")
     if not results.models:
         raise ValueError("results carry no trained models (loaded from JSON?): pass the LabResults returned "
                          "by pe_helpers.extrapolation.run_lab(...).")
+    if task not in results.tasks:
+        raise ValueError(f"task must be one of {', '.join(results.tasks)}, got {task!r}.")
+    if encoding is None:
+        encoding = "sinusoidal" if "sinusoidal" in results.encodings else results.encodings[0]
     if encoding not in results.encodings:
         raise ValueError(f"encoding must be one of {', '.join(results.encodings)}, got {encoding!r}.")
     length = results.train_len if length is None else length
     if isinstance(length, bool) or not isinstance(length, int) or not 1 <= length <= results.test_len:
         raise ValueError(f"length must be an integer in 1..{results.test_len}, got {length!r}.")
-    fig, update = build_extrapolation(results, encoding=encoding, length=length)
+    fig, draw = build_extrapolation(results, task=task)
+    heads: dict[tuple[str, str], tuple[int, int]] = {}
+
+    def update(task: str, encoding: str, length: int) -> str:
+        trained = results.model(encoding, task)
+        weights = head = None
+        if results.can_run(encoding, length, task):
+            head = heads.setdefault((task, encoding), copy_head(trained))
+            weights = attention_map(trained, length, head).numpy()
+        return draw(task, encoding, length, weights, head)
+
     controls = {
-        "encoding": widgets.Dropdown(options=list(results.encodings), value=encoding, description="encoding"),
-        "length": widgets.IntSlider(value=length, min=1, max=results.test_len, step=1, description="length n",
+        "task": widgets.ToggleButtons(options=list(results.tasks), value=task, description="task"),
+        "encoding": widgets.Dropdown(options=list(results.encodings), value=encoding, description="scheme"),
+        "length": widgets.IntSlider(value=length, min=1, max=results.test_len, step=1, description="size n",
                                     continuous_update=True),
     }
     return App(controls, fig, update, title=f"Train short (n <= {results.train_len}), test long: the copy head")
+
+
+def present_mode() -> bool:
+    """True when the notebook is served as slides (Voilà sets ``SERVER_SOFTWARE=voila/…`` in its kernels; or
+    ``PE_PRESENT=1``): notebook 05 then trains nothing until the lecturer presses "train now"."""
+    return os.environ.get("PE_PRESENT") == "1" or os.environ.get("SERVER_SOFTWARE", "").startswith("voila")
+
+
+class TrainNow(widgets.VBox):
+    """A "train now" button with a progress bar; pressing it trains one seed and shows it over the reference.
+
+    ``TrainNow(reference, encodings=..., tasks=...)`` trains nothing when built (present mode opens at
+    once). :meth:`train` (what the button calls) runs :func:`~pe_helpers.extrapolation.run_lab` with
+    the reference's settings and one seed, with a tqdm bar in the panel, then shows the accuracy
+    figure (live markers over the reference band) and, with ``show_app``, :func:`extrapolation_app` on the new models.
+    The trained :class:`LabResults` is then ``panel.results``.
+    """
+
+    def __init__(self, reference: LabResults, *, encodings: Sequence[str], tasks: Sequence[str] = ("copy",),
+                 seed: int = 0, show_app: bool = True) -> None:
+        self.reference, self.show_app = reference, show_app
+        self.encodings, self.tasks, self.seed = tuple(encodings), tuple(tasks), seed
+        self.results: LabResults | None = None
+        self.button = widgets.Button(description="train now", icon="play", button_style="primary")
+        self.output = widgets.Output()
+        self.button.on_click(lambda _: self.train())
+        super().__init__([self.button, self.output])
+
+    def train(self, *, progress: bool = True) -> LabResults:
+        """Train (once), then show the figure and the app in the panel; return the live results."""
+        from IPython.display import display
+
+        from ..figures.extrapolation import accuracy_figure
+
+        if self.results is None:
+            self.button.disabled = True
+            self.button.description = "training…"
+            cfg = self.reference.config.as_dict()
+            cfg.pop("seed")
+            with self.output:
+                self.results = run_lab(self.encodings, tasks=self.tasks, seeds=(self.seed,),
+                                       test_len=self.reference.test_len, progress=progress, **cfg)
+            self.button.description = f"trained in {self.results.total_seconds:.0f} s"
+            with self.output:
+                display(accuracy_figure(self.reference, live=self.results, tasks=self.tasks,
+                                        encodings=self.encodings))
+                if self.show_app:
+                    display(extrapolation_app(results=self.results, task=self.tasks[0]))
+        return self.results
 
 
 # --- additive mixing: the four terms of the score (issue 14, section 1 of notebook 05) -------------

@@ -3,44 +3,80 @@ r"""Notebook 05, "Limits and extrapolation" (seed §4.3): the extrapolation lab,
 Seed section 4.3: *being able to compute an encoding for a longer position is not the same as
 a model that has learned to use it.* This package runs that experiment for real.
 
-* :mod:`.task`: the copy task ``x_1..x_n SEP x_1..x_n`` (why copying: see its docstring), its
-  batches and its loss mask :math:`n \le t \le 2n-1`;
+* :mod:`.task`: the two tasks behind a ``BOS`` token, ``copy`` (the offset grows with the length) and
+  ``lookback`` (a fixed offset of :data:`LOOKBACK`), their batches and loss masks;
 * :mod:`.model`: :class:`CopyTransformer`, a small causal decoder whose position scheme is one of
-  :data:`ENCODINGS` = ``none``, ``learned``, ``learned-extended``, ``sinusoidal``, ``rope``, built
-  from :mod:`pe_helpers.encodings`;
-* :mod:`.training`: :func:`train`, :func:`accuracy`, :func:`accuracy_by_length`, the progress bar;
-* :mod:`.results`: :func:`run_lab` -> :class:`LabResults` (all encodings at once), the committed
-  :func:`reference_results`;
-The command line is :mod:`pe_helpers.cli` (``python -m pe_helpers.cli`` / ``pe-lab``), outside this compute package.
+  :data:`ENCODINGS` (none, learned, sinusoidal, RoPE with PI / NTK scaling, ALiBi, randomized);
+* :mod:`.training`: :func:`train`, :func:`fit` (cancellable), :func:`accuracy_by_length`;
+* :mod:`.results`: :func:`run_lab` -> :class:`LabResults` (schemes × tasks × seeds), the shipped
+  :func:`reference_results` (5 seeds) and :func:`run_reference` that regenerates it;
+* :mod:`.probe`: the copy head's attention maps and a linear probe of absolute position.
+
+The command line is :mod:`pe_helpers.cli` (``python -m pe_helpers.cli``), outside this compute package.
 
 Quick use::
 
     from pe_helpers import extrapolation as lab
-    results = lab.run_lab()                  # ~15-30 s on two cores
-    print(results.table())
-    results.accuracy_at("sinusoidal", 32)    # accuracy at copy length 2L
+    results = lab.run_lab(["learned", "rope"], tasks=["copy", "lookback"])   # a few seconds
+    print(results.table("lookback"))
+    reference = lab.reference_results()          # 5 seeds, every scheme and task, no training
+    reference.accuracy_at("rope", 16, "lookback"), reference.spread_at("rope", 16, "lookback")
 """
 
 from ..encodings import PositionOutOfRangeError
-from .model import ENCODINGS, TRAINED_ENCODINGS, CopyTransformer, check_encoding
+from .model import (
+    DERIVED_ENCODINGS,
+    ENCODINGS,
+    ROPE_BASE,
+    TRAINED_ENCODINGS,
+    CopyTransformer,
+    alibi_bias,
+    alibi_slopes,
+    check_encoding,
+    interpolated_positions,
+    ntk_base,
+    random_positions,
+)
+from .probe import attention_map, copy_head, position_probe_r2
 from .results import (
     DEFAULT_ENCODINGS,
     REFERENCE_FILE,
+    REFERENCE_SEEDS,
     LabResults,
+    config_hash,
     latest_results,
     parse_encodings,
+    parse_tasks,
+    reference_config,
     reference_results,
     run_lab,
+    run_reference,
+    write_atomic,
 )
-from .task import CopyBatch, copy_batch, copy_loss_mask, copy_sequences, pad_id, separator_id
+from .task import (
+    LOOKBACK,
+    TASKS,
+    CopyBatch,
+    TaskBatch,
+    bos_id,
+    check_task,
+    copy_batch,
+    copy_loss_mask,
+    copy_sequences,
+    lookback_batch,
+    pad_id,
+    separator_id,
+    task_batch,
+    task_positions,
+)
 from .training import (
     EVAL_SAMPLES,
-    PROGRESS_MODES,
-    Progress,
     TrainConfig,
     TrainedModel,
+    TrainingCancelled,
     accuracy,
     accuracy_by_length,
+    derive,
     eval_batch,
     eval_samples,
     extend_learned,
@@ -51,36 +87,14 @@ from .training import (
 )
 
 __all__ = [
-    "ENCODINGS",
-    "TRAINED_ENCODINGS",
-    "DEFAULT_ENCODINGS",
-    "EVAL_SAMPLES",
-    "PROGRESS_MODES",
-    "REFERENCE_FILE",
-    "CopyBatch",
-    "CopyTransformer",
-    "LabResults",
-    "PositionOutOfRangeError",
-    "Progress",
-    "TrainConfig",
-    "TrainedModel",
-    "accuracy",
-    "accuracy_by_length",
-    "check_encoding",
-    "copy_batch",
-    "copy_loss_mask",
-    "copy_sequences",
-    "eval_batch",
-    "eval_samples",
-    "extend_learned",
-    "fit",
-    "fixed_threads",
-    "init_model",
-    "latest_results",
-    "pad_id",
-    "parse_encodings",
-    "reference_results",
-    "run_lab",
-    "separator_id",
-    "train",
+    "ENCODINGS", "TRAINED_ENCODINGS", "DERIVED_ENCODINGS", "DEFAULT_ENCODINGS", "TASKS", "LOOKBACK", "EVAL_SAMPLES",
+    "REFERENCE_FILE", "REFERENCE_SEEDS", "ROPE_BASE",
+    "CopyBatch", "TaskBatch", "CopyTransformer", "LabResults", "PositionOutOfRangeError", "TrainConfig",
+    "TrainedModel", "TrainingCancelled",
+    "accuracy", "accuracy_by_length", "alibi_bias", "alibi_slopes", "attention_map", "bos_id", "check_encoding",
+    "check_task", "config_hash", "copy_batch", "copy_head", "copy_loss_mask", "copy_sequences", "derive",
+    "eval_batch", "eval_samples", "extend_learned", "fit", "fixed_threads", "init_model", "interpolated_positions",
+    "latest_results", "lookback_batch", "ntk_base", "pad_id", "parse_encodings", "parse_tasks",
+    "position_probe_r2", "random_positions", "reference_config", "reference_results", "run_lab", "run_reference",
+    "separator_id", "task_batch", "task_positions", "train", "write_atomic",
 ]

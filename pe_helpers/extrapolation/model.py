@@ -4,24 +4,27 @@ Pre-LayerNorm blocks, :math:`h \leftarrow h + \text{Attn}(\text{LN}(h))`,
 :math:`h \leftarrow h + \text{MLP}(\text{LN}(h))`, with causal multi-head attention
 
 .. math::
-    A = \text{softmax}\!\left(\frac{QK^\top}{\sqrt{d_h}} + M\right),\qquad
-    M_{ij} = 0 \text{ if } j \le i \text{ else } -\infty .
+    A = \text{softmax}\!\left(\frac{QK^\top}{\sqrt{d_h}} + M + B\right),\qquad
+    M_{ij} = 0 \text{ if } j \le i \text{ else } -\infty ,
 
-Position schemes (:data:`ENCODINGS`), all built from :mod:`pe_helpers.encodings`:
+where ``B`` is 0 except for ALiBi. Position schemes (:data:`ENCODINGS`), built from :mod:`pe_helpers.encodings`:
 
-* ``"none"`` (NoPE): nothing is added; the causal mask is the only source of order;
-* ``"learned"``: :class:`~pe_helpers.encodings.LearnedPositionalEmbedding` with exactly the
-  training positions, :math:`\tilde x_i = x_i + p_i`; a longer input raises
+* ``"none"`` (NoPE): nothing is added; the causal mask (and ``BOS``) are the only source of order;
+* ``"learned"``: :class:`~pe_helpers.encodings.LearnedPositionalEmbedding` with exactly the training
+  positions, :math:`\tilde x_i = x_i + p_i`; a longer input raises
   :class:`~pe_helpers.encodings.PositionOutOfRangeError`;
-* ``"learned-extended"``: the trained ``learned`` model with its table grown by
-  :meth:`~pe_helpers.encodings.LearnedPositionalEmbedding.extended`: the extra rows are
-  random (same scale as the trained rows) and were never trained;
-* ``"sinusoidal"``: :class:`~pe_helpers.encodings.SinusoidalPositionalEncoding`,
-  :math:`\tilde x_i = x_i + PE(i)`, computable at any position;
-* ``"rope"``: nothing added to ``x``; :func:`~pe_helpers.encodings.apply_rope` rotates every
-  head's queries and keys by their position, so :math:`q_m^\top k_n` depends on ``n - m``
-  (the ``"half"`` pairing of GPT-NeoX/Llama code: the same rotation up to a fixed permutation of
-  dimensions, and cheaper than ``"interleaved"`` here).
+* ``"learned-extended"``: the trained ``learned`` model with its table grown by untrained rows;
+* ``"sinusoidal"``: :math:`\tilde x_i = x_i + PE(i)`, computable at any position;
+* ``"rope"``: :func:`~pe_helpers.encodings.rotate_pairs` (the rotation of ``apply_rope``, half layout)
+  turns every head's queries and keys by their position, so :math:`q_m^\top k_n` depends on ``n - m``;
+* ``"rope-pi"`` and ``"rope-ntk"``: the *trained* ``rope`` model, evaluated without retraining with
+  position interpolation (Chen et al. 2023, :func:`interpolated_positions`) or NTK-aware base scaling
+  (:func:`ntk_base`) whenever the input is longer than the training inputs;
+* ``"alibi"`` (Press et al. 2022): nothing added; head ``h`` of ``H`` adds
+  :math:`-m_h\,|i-j|` to its scores, :math:`m_h = 2^{-8h/H}` (:func:`alibi_slopes`, :func:`alibi_bias`);
+* ``"randomized"`` (Ruoss et al. 2023): a learned table of :func:`random_range` rows, more than the
+  training inputs need; each training sequence reads the rows of a sorted random subset of
+  ``0 .. R-1`` (:func:`random_positions`), evaluation reads ``0, 1, .., n-1`` in order.
 """
 
 from __future__ import annotations
@@ -33,19 +36,79 @@ import torch
 from torch import Tensor, nn
 
 from .._validate import check_choice, check_int
-from ..encodings import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, apply_rope
+from ..encodings import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, rope_angles, rotate_pairs
 
-__all__ = ["ENCODINGS", "TRAINED_ENCODINGS", "CopyTransformer", "check_encoding"]
+__all__ = ["ENCODINGS", "TRAINED_ENCODINGS", "DERIVED_ENCODINGS", "CopyTransformer", "check_encoding",
+           "alibi_slopes", "alibi_bias", "interpolated_positions", "ntk_base", "random_positions",
+           "ROPE_BASE"]
 
 #: Every position scheme the lab knows, by name.
-ENCODINGS = ("none", "learned", "learned-extended", "sinusoidal", "rope")
-#: The schemes that are trained from scratch (``learned-extended`` reuses the trained ``learned`` model).
-TRAINED_ENCODINGS = ("none", "learned", "sinusoidal", "rope")
+ENCODINGS = ("none", "learned", "learned-extended", "sinusoidal", "rope", "rope-pi", "rope-ntk", "alibi",
+             "randomized")
+#: The schemes trained from scratch.
+TRAINED_ENCODINGS = ("none", "learned", "sinusoidal", "rope", "alibi", "randomized")
+#: The schemes that reuse a trained model, without retraining: name -> the trained scheme they start from.
+DERIVED_ENCODINGS = {"learned-extended": "learned", "rope-pi": "rope", "rope-ntk": "rope"}
+#: RoPE's base (the 10000 of Su et al. and of the sinusoidal table).
+ROPE_BASE = 10000.0
 
 
 def check_encoding(value: object, name: str = "encoding") -> str:
     """One of :data:`ENCODINGS`, or a ValueError listing them."""
     return check_choice(name, value, ENCODINGS)
+
+
+def alibi_slopes(n_heads: int) -> Tensor:
+    r"""ALiBi's head slopes :math:`m_h = 2^{-8h/H}` for :math:`h = 1..H` (Press et al. 2022, section 3).
+
+    For ``H = 8``: 1/2, 1/4, .., 1/256, a geometric sequence.
+    """
+    n_heads = check_int("n_heads", n_heads, minimum=1)
+    h = torch.arange(1, n_heads + 1, dtype=torch.float64)
+    return torch.pow(2.0, -8.0 * h / n_heads)
+
+
+def alibi_bias(n: int, n_heads: int) -> Tensor:
+    r"""The bias ALiBi adds to the scores, ``[H, n, n]``: :math:`B_{h,i,j} = -m_h\,|i - j|` (float64).
+
+    Under the causal mask only ``j <= i`` counts, where ``|i - j| = i - j``.
+    """
+    n = check_int("n", n, minimum=1)
+    i = torch.arange(n, dtype=torch.float64)
+    return -alibi_slopes(n_heads)[:, None, None] * (i[:, None] - i[None, :]).abs()
+
+
+def interpolated_positions(n: int, trained: int) -> Tensor:
+    r"""Position interpolation (Chen et al. 2023): positions ``0..n-1`` scaled by :math:`L/L'` when :math:`L' = n > L`.
+
+    .. math:: m \mapsto m \cdot \frac{L}{L'}\quad (L' > L),\qquad m \mapsto m\quad(L' \le L)
+
+    ``trained`` is ``L``, the number of positions the training inputs had. Float64.
+    """
+    n, trained = check_int("n", n, minimum=1), check_int("trained", trained, minimum=1)
+    positions = torch.arange(n, dtype=torch.float64)
+    return positions * (trained / n) if n > trained else positions
+
+
+def ntk_base(n: int, trained: int, head_dim: int, base: float = ROPE_BASE) -> float:
+    r"""NTK-aware scaled RoPE base: :math:`b' = b\,s^{d/(d-2)}` with :math:`s = L'/L` when :math:`L' = n > L`.
+
+    ``d`` is the rotated dimension (``head_dim``, at least 4). The lowest frequency then turns by the
+    same angle at :math:`L'` as it did at :math:`L`; the highest is almost unchanged.
+    """
+    n, trained = check_int("n", n, minimum=1), check_int("trained", trained, minimum=1)
+    head_dim = check_int("head_dim", head_dim, minimum=4)
+    if n <= trained:
+        return float(base)
+    return float(base) * (n / trained) ** (head_dim / (head_dim - 2))
+
+
+def random_positions(batch: int, n: int, max_position: int, generator: torch.Generator | None = None) -> Tensor:
+    """``[batch, n]`` sorted random subsets of ``0 .. max_position - 1`` (Ruoss et al. 2023), one per row."""
+    batch, n = check_int("batch", batch, minimum=1), check_int("n", n, minimum=1)
+    max_position = check_int("max_position", max_position, minimum=n)
+    keys = torch.rand(batch, max_position, generator=generator)
+    return keys.argsort(dim=1)[:, :n].sort(dim=1).values
 
 
 def _causal_bias(n: int, dtype: torch.dtype) -> Tensor:
@@ -64,11 +127,11 @@ class CausalSelfAttention(nn.Module):
         self.qkv = nn.Linear(d_model, 3 * d_model, bias=False)
         self.proj = nn.Linear(d_model, d_model, bias=False)
 
-    def forward(self, x: Tensor, bias: Tensor, positions: Tensor) -> tuple[Tensor, Tensor]:
+    def forward(self, x: Tensor, bias: Tensor, theta: Tensor | None) -> tuple[Tensor, Tensor]:
         batch, n, d = x.shape
         qkv = self.qkv(x).view(batch, n, 3, self.n_heads, self.head_dim).permute(2, 0, 3, 1, 4)
         if self.rope:  # rotate q and k (one call for both): q_m -> R_m q_m, k_n -> R_n k_n
-            q, k = apply_rope(qkv[:2], positions, layout="half")
+            q, k = rotate_pairs(qkv[:2], theta, "half")
             v = qkv[2]
         else:
             q, k, v = qkv
@@ -89,8 +152,8 @@ class Block(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(d_model, mlp_ratio * d_model), nn.ReLU(),
                                  nn.Linear(mlp_ratio * d_model, d_model))
 
-    def forward(self, h: Tensor, bias: Tensor, positions: Tensor) -> tuple[Tensor, Tensor]:
-        a, weights = self.attn(self.ln_attn(h), bias, positions)
+    def forward(self, h: Tensor, bias: Tensor, theta: Tensor | None) -> tuple[Tensor, Tensor]:
+        a, weights = self.attn(self.ln_attn(h), bias, theta)
         h = h + a
         return h + self.mlp(self.ln_mlp(h)), weights
 
@@ -99,13 +162,16 @@ class CopyTransformer(nn.Module):
     r"""Token embedding, a position scheme, ``n_layers`` causal blocks, a LayerNorm and a linear read-out.
 
     ``forward(tokens)`` maps ``[B, n]`` ids to logits ``[B, n, vocab]`` where ``vocab`` counts the
-    data tokens plus ``SEP`` and ``PAD``. ``max_positions`` is the size of a learned table (ignored by
-    the other schemes). ``attention(tokens)`` returns the weights of every layer, ``[L, B, H, n, n]``.
+    data tokens plus ``SEP``, ``PAD`` and ``BOS``. ``max_positions`` is the number of input positions
+    the model is trained on (the size of a learned table; the ``L`` of PI and NTK scaling);
+    ``random_range`` the table size of ``"randomized"``. ``positions=`` (``[B, n]`` integers) overrides
+    ``0..n-1`` for ``"randomized"`` training. ``attention(tokens)`` returns every layer's weights,
+    ``[layers, B, H, n, n]``; ``hidden(tokens)`` the final hidden states ``[B, n, d]``.
     """
 
     def __init__(self, encoding: str, *, vocab_size: int = 10, d_model: int = 32, n_layers: int = 2,
-                 n_heads: int = 2, mlp_ratio: int = 4, max_positions: int = 32, init_std: float = 0.02,
-                 seed: int = 0) -> None:
+                 n_heads: int = 2, mlp_ratio: int = 4, max_positions: int = 32, random_range: int | None = None,
+                 init_std: float = 0.02, seed: int = 0) -> None:
         super().__init__()
         self.encoding = check_encoding(encoding)
         self.vocab_size = check_int("vocab_size", vocab_size, minimum=2)
@@ -117,50 +183,90 @@ class CopyTransformer(nn.Module):
         n_layers = check_int("n_layers", n_layers, minimum=1)
         self.max_positions = check_int("max_positions", max_positions, minimum=1)
         self.d_model = d_model
-        self.token = nn.Embedding(vocab_size + 2, d_model)
+        self.token = nn.Embedding(vocab_size + 3, d_model)
         self.position: nn.Module | None
         if encoding in ("learned", "learned-extended"):
             self.position = LearnedPositionalEmbedding(max_positions, d_model, init_std=init_std, seed=seed)
+        elif encoding == "randomized":
+            rows = check_int("random_range", random_range if random_range is not None else 4 * max_positions,
+                             minimum=max_positions)
+            self.position = LearnedPositionalEmbedding(rows, d_model, init_std=init_std, seed=seed)
         elif encoding == "sinusoidal":
             self.position = SinusoidalPositionalEncoding(d_model)
         else:
             self.position = None
-        self.blocks = nn.ModuleList(Block(d_model, n_heads, rope=encoding == "rope", mlp_ratio=check_int("mlp_ratio", mlp_ratio, minimum=1))
+        rope = encoding.startswith("rope")
+        self.blocks = nn.ModuleList(Block(d_model, n_heads, rope=rope, mlp_ratio=check_int("mlp_ratio", mlp_ratio, minimum=1))
                                     for _ in range(n_layers))
         self.ln_out = nn.LayerNorm(d_model)
-        self.readout = nn.Linear(d_model, vocab_size + 2)
+        self.readout = nn.Linear(d_model, vocab_size + 3)
 
-    def _hidden(self, tokens: Tensor) -> tuple[Tensor, list[Tensor]]:
+    def rope_angles(self, n: int) -> Tensor | None:
+        r"""RoPE's angles :math:`m\,\omega_i` at input length ``n``, ``[n, d_h/2]`` float32 (``None`` without RoPE).
+
+        :func:`~pe_helpers.encodings.rope_angles` of ``0..n-1`` with base 10000; for ``rope-pi`` the
+        positions are :func:`interpolated_positions`, for ``rope-ntk`` the base is :func:`ntk_base`. The
+        rotation itself is :func:`~pe_helpers.encodings.rotate_pairs` (what ``apply_rope`` calls), with
+        the angles computed once per forward pass instead of once per layer.
+        """
+        if not self.encoding.startswith("rope"):
+            return None
+        head_dim = self.d_model // self.n_heads
+        positions, base = torch.arange(n), ROPE_BASE
+        if self.encoding == "rope-pi":
+            positions = interpolated_positions(n, self.max_positions)
+        elif self.encoding == "rope-ntk":
+            base = ntk_base(n, self.max_positions, head_dim)
+        return rope_angles(positions, head_dim, base).float()
+
+    def _hidden(self, tokens: Tensor, positions: Tensor | None = None) -> tuple[Tensor, list[Tensor]]:
         h = self.token(tokens)
-        if self.position is not None:
-            h = self.position(h)  # raises PositionOutOfRangeError past a learned table
         n = tokens.shape[-1]
+        if isinstance(self.position, LearnedPositionalEmbedding) and (positions is not None or self.encoding == "randomized"):
+            h = h + self.position.lookup(torch.arange(n) if positions is None else positions)
+        elif self.position is not None:
+            h = self.position(h)  # raises PositionOutOfRangeError past a learned table
         bias = _causal_bias(n, h.dtype)
-        positions = torch.arange(n)
+        if self.encoding == "alibi":
+            bias = bias + alibi_bias(n, self.n_heads).to(h.dtype)
+        theta = self.rope_angles(n)
         weights = []
         for block in self.blocks:
-            h, w = block(h, bias, positions)
+            h, w = block(h, bias, theta)
             weights.append(w)
         return self.ln_out(h), weights
 
-    def forward(self, tokens: Tensor) -> Tensor:
-        return self.readout(self._hidden(tokens)[0])
+    def forward(self, tokens: Tensor, positions: Tensor | None = None) -> Tensor:
+        return self.readout(self._hidden(tokens, positions)[0])
 
-    def logits_at(self, tokens: Tensor, mask: Tensor) -> Tensor:
+    def logits_at(self, tokens: Tensor, mask: Tensor, positions: Tensor | None = None) -> Tensor:
         """Logits only at the positions where ``mask`` is True, ``[mask.sum(), vocab]`` (saves the read-out elsewhere)."""
-        return self.readout(self._hidden(tokens)[0][mask])
+        return self.readout(self._hidden(tokens, positions)[0][mask])
 
     @torch.no_grad()
     def attention(self, tokens: Tensor) -> Tensor:
         """Attention weights of every layer and head, ``[n_layers, B, n_heads, n, n]``."""
         return torch.stack(self._hidden(tokens)[1])
 
+    @torch.no_grad()
+    def hidden(self, tokens: Tensor) -> Tensor:
+        """The final hidden states (after the last LayerNorm), ``[B, n, d_model]``."""
+        return self._hidden(tokens)[0]
+
     def extended(self, max_positions: int, *, seed: int = 0) -> "CopyTransformer":
         """A copy whose learned table has ``max_positions`` rows; rows past the old end are fresh and untrained."""
-        if not isinstance(self.position, LearnedPositionalEmbedding):
+        if self.encoding != "learned":
             raise ValueError(f"only a learned table can be extended, this model uses encoding={self.encoding!r}.")
         bigger = copy.deepcopy(self)
         bigger.position = self.position.extended(max_positions, seed=seed)
-        bigger.max_positions = bigger.position.max_len
         bigger.encoding = "learned-extended"
         return bigger
+
+    def scaled(self, encoding: str) -> "CopyTransformer":
+        """The trained ``rope`` model as ``"rope-pi"`` or ``"rope-ntk"``: the same weights (shared), other positions."""
+        encoding = check_choice("encoding", encoding, ("rope-pi", "rope-ntk"))
+        if self.encoding != "rope":
+            raise ValueError(f"only a rope model can be rescaled, this model uses encoding={self.encoding!r}.")
+        other = copy.copy(self)  # shares the parameters: no retraining, no copy
+        other.encoding = encoding
+        return other

@@ -1,23 +1,30 @@
-r"""The lab's synthetic task: copy a random sequence after a separator.
+r"""The lab's two synthetic tasks, each behind a beginning-of-sequence token ``BOS``.
 
-A sequence of length ``n`` is ``x_1 .. x_n SEP x_1 .. x_n``: ``2n + 1`` tokens, with
-``x_i`` drawn uniformly (repeats allowed) from ``vocab_size`` data tokens. The model reads
-``tokens[:-1]`` (``2n`` positions, ``0 .. 2n-1``) and is trained to predict the next token
-``tokens[1:]``; the loss counts only the copied half, the target positions
+Both tasks are indexed by a *size* ``n`` and both occupy the same input positions ``0 .. 2n``, so
+"trained up to ``L``, tested at ``2L``" means the same positions for each.
 
-.. math::
-    t \in \{n, n+1, \dots, 2n-1\}\qquad(\text{target } x_{t-n+1} = \text{input at position } t-n).
+**copy** (``"copy"``): ``BOS x_1 .. x_n SEP x_1 .. x_n``, ``2n + 2`` tokens with ``x_i`` uniform over
+``vocab_size`` data tokens (repeats allowed). The model reads ``tokens[:-1]`` (positions ``0 .. 2n``)
+and predicts the next token; the loss counts the copied half, the input positions
 
-Why copying? It is the simplest task that *cannot* be solved without order: a bag of tokens
-says nothing about which one comes next. To emit :math:`x_{j+1}` at position ``n + j`` the
-model must attend back exactly ``n`` positions, to position ``j``: a position-based lookup
-whose offset ``n`` changes from sequence to sequence. Repeated tokens (a small vocabulary)
-make the "find the previous occurrence of this token" shortcut ambiguous, so the model has
-to use positions. It is also the reference task of Kazemnejad et al. (2023), whose results
-notebook 05 quotes beside ours. Token accuracy on the copied half is trivial to read:
-1.0 means a perfect copy, ``1 / vocab_size`` means guessing.
+.. math:: t \in \{n+1, \dots, 2n\}\qquad(\text{target } x_{t-n} = \text{the input at position } t-n).
 
-Token ids: data tokens ``0 .. vocab_size - 1``, then ``SEP = vocab_size``, ``PAD = vocab_size + 1``.
+To emit a copied token the model must look back exactly ``n`` positions: *the offset grows with
+the length*. Past the training size every scheme, relative ones included, meets an offset it never
+saw, so copy confounds "this absolute position was never seen" with "this offset was never seen".
+
+**look-back** (``"lookback"``): ``BOS x_1 .. x_{2n}`` and, at every input position ``1 <= t <= 2n``, the
+target is the token ``k`` places back (:data:`LOOKBACK`, 3): ``y_t = x_{t-k}``, or ``BOS`` when ``t <= k``
+(there is no token ``k`` places back). The needed
+offset is fixed and short: a scheme that sees offsets (RoPE, ALiBi) meets nothing new at a longer
+length, while an absolute one meets positions it never saw. This separates the two causes.
+
+``BOS`` sits at position 0 of every sequence and every scheme sees it: with it, a causal model
+without a position encoding can in principle count (the mean of the attention to ``BOS`` shrinks
+as ``1/(t+1)``; notebook 01).
+
+Token ids: data ``0 .. vocab_size - 1``, ``SEP = vocab_size``, ``PAD = vocab_size + 1``,
+``BOS = vocab_size + 2`` (:func:`separator_id`, :func:`pad_id`, :func:`bos_id`).
 """
 
 from __future__ import annotations
@@ -27,10 +34,22 @@ from dataclasses import dataclass
 
 import torch
 from torch import Tensor
+from torch.nn import functional as F
 
-from .._validate import check_int
+from .._validate import check_choice, check_int
 
-__all__ = ["CopyBatch", "separator_id", "pad_id", "copy_loss_mask", "copy_batch", "copy_sequences"]
+__all__ = ["TASKS", "LOOKBACK", "CopyBatch", "TaskBatch", "separator_id", "pad_id", "bos_id", "copy_loss_mask",
+           "copy_batch", "copy_sequences", "lookback_batch", "task_batch", "task_positions", "check_task"]
+
+#: The lab's tasks, by name.
+TASKS = ("copy", "lookback")
+#: How many places back the look-back task reaches.
+LOOKBACK = 3
+
+
+def check_task(value: object, name: str = "task") -> str:
+    """One of :data:`TASKS`, or a ValueError listing them."""
+    return check_choice(name, value, TASKS)
 
 
 def separator_id(vocab_size: int) -> int:
@@ -43,15 +62,25 @@ def pad_id(vocab_size: int) -> int:
     return check_int("vocab_size", vocab_size, minimum=2) + 1
 
 
+def bos_id(vocab_size: int) -> int:
+    """The id of ``BOS``, the token at position 0 of every sequence."""
+    return check_int("vocab_size", vocab_size, minimum=2) + 2
+
+
+def task_positions(n: int) -> int:
+    """Input positions a task of size ``n`` occupies: ``2n + 1`` (``BOS`` plus ``2n`` tokens), for both tasks."""
+    return 2 * check_int("n", n, minimum=1) + 1
+
+
 @dataclass(frozen=True)
-class CopyBatch:
-    """One batch of the copy task.
+class TaskBatch:
+    """One batch of a task.
 
     Attributes:
-        inputs: ``[B, 2·max_n]`` token ids the model reads (``tokens[:, :-1]``, PAD-filled).
-        targets: ``[B, 2·max_n]`` the next token at each position (``tokens[:, 1:]``).
-        loss_mask: ``[B, 2·max_n]`` bool, True exactly at target positions ``n <= t <= 2n-1``.
-        lengths: ``[B]`` the copy length ``n`` of each row.
+        inputs: ``[B, 2·max_n + 1]`` token ids the model reads (``BOS`` first, PAD-filled).
+        targets: ``[B, 2·max_n + 1]`` the wanted output at each position (PAD where the loss ignores it).
+        loss_mask: ``[B, 2·max_n + 1]`` bool, True exactly at the scored positions.
+        lengths: ``[B]`` the size ``n`` of each row.
     """
 
     inputs: Tensor
@@ -60,13 +89,19 @@ class CopyBatch:
     lengths: Tensor
 
 
+#: The copy task's batch (the same class; kept under its first name).
+CopyBatch = TaskBatch
+
+
 def copy_loss_mask(lengths: Tensor | Sequence[int], total_len: int) -> Tensor:
-    r"""Bool ``[B, total_len]``: True at the positions whose next token is a copied token.
+    r"""Bool ``[B, total_len]`` over the positions of ``x_1..x_n SEP x_1..x_n`` (no ``BOS``): the copied targets.
 
     .. math:: \text{mask}[b, t] = (n_b \le t \le 2n_b - 1)
 
     Position ``n - 1`` (whose target is ``SEP``) is excluded: ``SEP`` is always in the same place
-    relative to the prompt and is not part of the copy. Positions ``>= 2n`` are padding.
+    relative to the prompt and is not part of the copy. Positions ``>= 2n`` are padding. With the
+    ``BOS`` in front (what the lab trains on), every position moves one to the right:
+    :func:`copy_batch` prepends one False column.
     """
     n = torch.as_tensor(lengths)
     if n.ndim != 1 or n.is_floating_point() or n.dtype == torch.bool:
@@ -80,16 +115,23 @@ def copy_loss_mask(lengths: Tensor | Sequence[int], total_len: int) -> Tensor:
     return (t >= n[:, None]) & (t < 2 * n[:, None])
 
 
+def _lengths(lengths: Tensor | Sequence[int], max_len: int | None) -> tuple[Tensor, int]:
+    n = torch.as_tensor(lengths, dtype=torch.long)
+    if n.ndim != 1 or not n.numel() or int(n.min()) < 1:
+        raise ValueError(f"lengths must be a non-empty 1-D list of sizes >= 1, got {lengths!r}.")
+    longest = int(n.max()) if max_len is None else check_int("max_len", max_len, minimum=int(n.max()))
+    return n, longest
+
+
 def copy_sequences(lengths: Tensor | Sequence[int], *, vocab_size: int = 10, max_len: int | None = None,
                    generator: torch.Generator | None = None) -> Tensor:
-    """Full sequences ``x_1..x_n SEP x_1..x_n``, ``[B, 2·max_len + 1]``, PAD after each row's end.
+    """Full sequences ``BOS x_1..x_n SEP x_1..x_n``, ``[B, 2·max_len + 2]``, PAD after each row's end.
 
     ``max_len`` defaults to the longest of ``lengths``.
     """
-    n = torch.as_tensor(lengths, dtype=torch.long)
-    sep, pad = separator_id(vocab_size), pad_id(vocab_size)
+    n, longest = _lengths(lengths, max_len)
+    sep, pad, bos = separator_id(vocab_size), pad_id(vocab_size), bos_id(vocab_size)
     batch = n.numel()
-    longest = int(n.max()) if max_len is None else check_int("max_len", max_len, minimum=int(n.max()))
     x = torch.randint(0, vocab_size, (batch, longest), generator=generator)
     pos = torch.arange(2 * longest + 1)[None, :]
     source = pos - n[:, None] - 1  # index of x copied at each position of the second half
@@ -98,24 +140,64 @@ def copy_sequences(lengths: Tensor | Sequence[int], *, vocab_size: int = 10, max
     seq = torch.full((batch, 2 * longest + 1), pad, dtype=torch.long)
     seq = torch.where(in_prompt, x.gather(1, pos.clamp(max=longest - 1).expand(batch, -1)), seq)
     seq = torch.where(in_copy, x.gather(1, source.clamp(0, longest - 1)), seq)
-    return seq.scatter(1, n[:, None], sep)
+    seq = seq.scatter(1, n[:, None], sep)
+    return torch.cat([torch.full((batch, 1), bos, dtype=torch.long), seq], dim=1)
 
 
 def copy_batch(batch_size: int, min_len: int, max_len: int, *, vocab_size: int = 10,
-               generator: torch.Generator | None = None) -> CopyBatch:
-    """A batch of ``batch_size`` copy sequences with lengths ``n`` uniform in ``min_len .. max_len``.
+               generator: torch.Generator | None = None) -> TaskBatch:
+    """A batch of ``batch_size`` copy sequences with sizes ``n`` uniform in ``min_len .. max_len``.
 
     With ``min_len == max_len`` every row has the same length and no padding (the lab trains on
     such length-bucketed batches: no compute is spent on PAD). Causal attention with padding at
     the *end* needs no extra key mask: a real position never attends to a later PAD.
     """
+    batch_size, min_len, max_len, vocab_size = _batch_args(batch_size, min_len, max_len, vocab_size)
+    lengths = _draw_lengths(batch_size, min_len, max_len, generator)
+    seq = copy_sequences(lengths, vocab_size=vocab_size, max_len=max_len, generator=generator)
+    mask = F.pad(copy_loss_mask(lengths, 2 * max_len), (1, 0))  # BOS in front: every position moves by one
+    return TaskBatch(seq[:, :-1], seq[:, 1:], mask, lengths)
+
+
+def lookback_batch(batch_size: int, min_len: int, max_len: int, *, vocab_size: int = 10, k: int = LOOKBACK,
+                   generator: torch.Generator | None = None) -> TaskBatch:
+    r"""A batch of the look-back task: inputs ``BOS x_1 .. x_{2n}``, target ``y_t = x_{t-k}`` (``BOS`` for ``t <= k``).
+
+    .. math:: \text{mask}[b, t] = (1 \le t \le 2n_b)
+
+    Sizes ``n`` are uniform in ``min_len .. max_len``; rows shorter than the longest are PAD-filled.
+    """
+    batch_size, min_len, max_len, vocab_size = _batch_args(batch_size, min_len, max_len, vocab_size)
+    k = check_int("k", k, minimum=1)
+    lengths = _draw_lengths(batch_size, min_len, max_len, generator)
+    width = 2 * max_len + 1
+    pad, bos = pad_id(vocab_size), bos_id(vocab_size)
+    x = torch.randint(0, vocab_size, (batch_size, width), generator=generator)
+    t = torch.arange(width)[None, :]
+    real = (t >= 1) & (t <= 2 * lengths[:, None])
+    inputs = torch.where(real, x, pad)
+    inputs[:, 0] = bos
+    mask = real
+    back = torch.where(t >= k, inputs.roll(k, dims=1), bos)  # k places back, BOS before the start
+    targets = torch.where(mask, back, pad)
+    return TaskBatch(inputs, targets, mask, lengths)
+
+
+def task_batch(task: str, batch_size: int, min_len: int, max_len: int, *, vocab_size: int = 10,
+               generator: torch.Generator | None = None) -> TaskBatch:
+    """A batch of ``task`` (one of :data:`TASKS`): :func:`copy_batch` or :func:`lookback_batch`."""
+    if check_task(task) == "copy":
+        return copy_batch(batch_size, min_len, max_len, vocab_size=vocab_size, generator=generator)
+    return lookback_batch(batch_size, min_len, max_len, vocab_size=vocab_size, generator=generator)
+
+
+def _batch_args(batch_size: int, min_len: int, max_len: int, vocab_size: int) -> tuple[int, int, int, int]:
     batch_size = check_int("batch_size", batch_size, minimum=1)
     min_len = check_int("min_len", min_len, minimum=1)
-    max_len = check_int("max_len", max_len, minimum=min_len)
-    vocab_size = check_int("vocab_size", vocab_size, minimum=2)
+    return batch_size, min_len, check_int("max_len", max_len, minimum=min_len), check_int("vocab_size", vocab_size, minimum=2)
+
+
+def _draw_lengths(batch_size: int, min_len: int, max_len: int, generator: torch.Generator | None) -> Tensor:
     if min_len == max_len:
-        lengths = torch.full((batch_size,), min_len, dtype=torch.long)
-    else:
-        lengths = torch.randint(min_len, max_len + 1, (batch_size,), generator=generator)
-    seq = copy_sequences(lengths, vocab_size=vocab_size, max_len=max_len, generator=generator)
-    return CopyBatch(seq[:, :-1], seq[:, 1:], copy_loss_mask(lengths, 2 * max_len), lengths)
+        return torch.full((batch_size,), min_len, dtype=torch.long)
+    return torch.randint(min_len, max_len + 1, (batch_size,), generator=generator)

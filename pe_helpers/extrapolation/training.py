@@ -1,18 +1,22 @@
 r"""Training and evaluation for the extrapolation lab.
 
-Training minimises the cross-entropy of the copied half only,
+Training minimises the cross-entropy at the task's scored positions only,
 
 .. math::
-    \mathcal{L} = -\frac{1}{|T|}\sum_{(b,t)\in T} \log p_\theta(y_{b,t} \mid y_{b,<t+1}),\qquad
-    T = \{(b, t) : n_b \le t \le 2n_b - 1\},
+    \mathcal{L} = -\frac{1}{|T|}\sum_{(b,t)\in T} \log p_\theta(y_{b,t} \mid \text{inputs}_{b,\le t}),
 
 with AdamW (:class:`AdamW`, no weight decay) and a linear warm-up then a cosine decay of the learning
-rate. Each step draws one length ``n`` from ``1 .. train_len`` (:func:`training_lengths`,
-:math:`P(n) \propto n`) and a batch of sequences of exactly that length (length-bucketed: no
-compute spent on padding, and no key mask needed).
+rate. Each step draws one size ``n`` from ``1 .. train_len`` (:func:`training_lengths`,
+:math:`P(n) \propto n`) and a batch of that exact size (length-bucketed: no compute spent on padding).
+A ``"randomized"`` model reads, for each sequence, the table rows of a sorted random subset of
+``0 .. R-1`` (:func:`~pe_helpers.extrapolation.model.random_positions`).
 
-Evaluation (:func:`accuracy_by_length`) is teacher-forced token accuracy on the copied half,
-on the same fixed sequences for every model (seeded per length).
+Evaluation (:func:`accuracy_by_length`) is teacher-forced token accuracy at the scored positions, on
+the same fixed sequences for every model (seeded per task, size and seed).
+
+Stopping: :func:`fit` checks a :class:`threading.Event` before every step (a few milliseconds apart)
+and raises :class:`TrainingCancelled` when it is set; :func:`~pe_helpers.extrapolation.run_lab` sets it
+on Ctrl-C or a kernel interrupt.
 
 Determinism: weights and data come from seeded generators, the thread count is fixed while
 training (``threads``, default 1, restored afterwards), and the caller's global RNG state is
@@ -23,31 +27,29 @@ from __future__ import annotations
 
 import contextlib
 import math
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
-from typing import TextIO
 
 import torch
 from torch.nn import functional as F
 
-from .._validate import check_choice, check_int, check_real
+from .._validate import check_int, check_real
 from ..encodings import PositionOutOfRangeError
-from .model import CopyTransformer, check_encoding
-from .task import copy_batch
+from .model import DERIVED_ENCODINGS, CopyTransformer, check_encoding, random_positions
+from .task import check_task, task_batch, task_positions
 
 __all__ = [
     "TrainConfig",
     "TrainedModel",
-    "Progress",
-    "PROGRESS_MODES",
+    "TrainingCancelled",
     "fixed_threads",
     "train",
     "AdamW",
     "init_model",
     "fit",
+    "derive",
     "extend_learned",
     "training_lengths",
     "eval_batch",
@@ -57,41 +59,46 @@ __all__ = [
     "EVAL_SAMPLES",
 ]
 
-PROGRESS_MODES = ("auto", "bar", "dots", "none")
-#: Sequences evaluated per training length (the same ones for every model); half as many per longer
-#: length, whose sequences hold more tokens each (at least 16·(L+1) copied tokens per length).
+#: Sequences evaluated per size up to the training size (half as many past it, whose sequences hold more tokens).
 EVAL_SAMPLES = 32
 _EVAL_SEED = 10_000
+
+
+class TrainingCancelled(RuntimeError):
+    """Training stopped because its cancel flag was set (Ctrl-C, a kernel interrupt, or the caller)."""
 
 
 @dataclass(frozen=True)
 class TrainConfig:
     """Every setting that changes the trained weights (so two equal configs give equal models).
 
-    ``train_len`` L (copy lengths 1..L, positions 0..2L-1), ``steps`` and ``batch_size`` (sequences
+    ``train_len`` L (sizes 1..L, input positions 0..2L), ``steps`` and ``batch_size`` (sequences
     per step), the model (``d_model``, ``n_layers``, ``n_heads``, ``mlp_ratio``, ``vocab_size`` data
     tokens), the optimiser (peak ``lr``, ``warmup`` steps), ``init_std`` of a learned table (the
-    core's default 0.02), ``length_weight`` (see :func:`training_lengths`), ``seed`` (weights and
-    data) and ``threads`` (torch threads while training; 1 gives the same numbers everywhere).
+    core's default 0.02), ``length_weight`` (see :func:`training_lengths`), ``random_factor`` (the
+    ``"randomized"`` table has ``random_factor × (2L+1)`` rows), ``seed`` (weights and data) and
+    ``threads`` (torch threads while training; 1 gives the same numbers everywhere).
     """
 
-    train_len: int = 16
-    steps: int = 1200
-    batch_size: int = 24
+    train_len: int = 8
+    steps: int = 700
+    batch_size: int = 32
     d_model: int = 32
     n_layers: int = 2
-    n_heads: int = 2
-    mlp_ratio: int = 4
+    n_heads: int = 4
+    mlp_ratio: int = 2
     vocab_size: int = 10
     lr: float = 5e-3
-    warmup: int = 60
+    warmup: int = 50
     init_std: float = 0.02
     length_weight: float = 1.0
+    random_factor: int = 4
     seed: int = 0
     threads: int = 1
 
     def __post_init__(self) -> None:
-        for name in ("train_len", "steps", "batch_size", "d_model", "n_layers", "n_heads", "mlp_ratio", "threads"):
+        for name in ("train_len", "steps", "batch_size", "d_model", "n_layers", "n_heads", "mlp_ratio", "threads",
+                     "random_factor"):
             check_int(name, getattr(self, name), minimum=1)
         check_int("vocab_size", self.vocab_size, minimum=2)
         check_int("warmup", self.warmup, minimum=0)
@@ -104,8 +111,13 @@ class TrainConfig:
 
     @property
     def train_positions(self) -> int:
-        """Positions a training input occupies: ``2·train_len`` (``x_1..x_n SEP x_1..x_{n-1}``)."""
-        return 2 * self.train_len
+        """Positions a training input occupies at most: ``2·train_len + 1`` (``BOS`` and ``2L`` tokens)."""
+        return task_positions(self.train_len)
+
+    @property
+    def random_range(self) -> int:
+        """Rows of the ``"randomized"`` table: ``random_factor · (2L + 1)``."""
+        return self.random_factor * self.train_positions
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -113,13 +125,14 @@ class TrainConfig:
 
 @dataclass
 class TrainedModel:
-    """A trained model with its config, its per-step losses and how long training took."""
+    """A trained model with its task, config, per-step losses and how long training took."""
 
     encoding: str
     model: CopyTransformer
     config: TrainConfig
     losses: list[float] = field(default_factory=list)
     seconds: float = 0.0
+    task: str = "copy"
 
     @property
     def steps_per_second(self) -> float:
@@ -138,73 +151,6 @@ def fixed_threads(threads: int) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-class Progress:
-    """A progress bar without a dependency.
-
-    * ``"bar"``: one line redrawn with a carriage return (terminals), e.g.
-      ``sinusoidal [########------------]  40% 600/1500 steps, 210 steps/s``;
-    * ``"dots"``: the label, ten dots as training advances, then ``done, 6.1 s elapsed`` (notebooks
-      and logs: the final text is the same on every run, and the time matches the nbval sanitizer);
-    * ``"none"``: silent;  ``"auto"``: ``"bar"`` if the stream is a terminal, else ``"dots"``.
-    """
-
-    def __init__(self, total: int, label: str, mode: str = "auto", *, stream: TextIO | None = None) -> None:
-        self.total = check_int("total", total, minimum=1)
-        self.label = label
-        mode = check_choice("progress", mode, PROGRESS_MODES)
-        if mode == "bar":
-            stream = stream or sys.stderr
-        self.stream = stream or sys.stdout
-        if mode == "auto":
-            tty = getattr(sys.stderr, "isatty", lambda: False)()
-            mode, self.stream = ("bar", sys.stderr) if tty and stream is None else ("dots", self.stream)
-        self.mode = mode
-        self.start = time.perf_counter()
-        self._dots = 0
-        self._last_draw = 0.0
-        self._done = 0
-        self._lock = threading.Lock()
-        if mode == "dots":
-            self._write(f"{label} ")
-
-    def _write(self, text: str) -> None:
-        self.stream.write(text)
-        self.stream.flush()
-
-    def update(self, done: int) -> None:
-        """Report that ``done`` of ``total`` steps are finished."""
-        if self.mode == "dots":
-            due = (10 * done) // self.total
-            if due > self._dots:
-                self._write("." * (due - self._dots))
-                self._dots = due
-        elif self.mode == "bar":
-            now = time.perf_counter()
-            if now - self._last_draw >= 0.1 or done == self.total:
-                self._last_draw = now
-                frac = done / self.total
-                filled = int(20 * frac)
-                rate = done / max(now - self.start, 1e-9)
-                self._write(f"\r{self.label} [{'#' * filled}{'-' * (20 - filled)}] {100 * frac:3.0f}% "
-                            f"{done}/{self.total} steps, {rate:.0f} steps/s")
-
-    def advance(self, steps: int = 1) -> None:
-        """Count ``steps`` more finished steps (thread-safe: several trainings may share one bar)."""
-        with self._lock:
-            self._done += steps
-            self.update(self._done)
-
-    def close(self) -> float:
-        """Finish the line; return the seconds elapsed."""
-        elapsed = time.perf_counter() - self.start
-        if self.mode == "dots":
-            self._write("." * (10 - self._dots) + f" done, {elapsed:.1f} s elapsed\n")
-        elif self.mode == "bar":
-            self.update(self.total)
-            self._write(f", {elapsed:.1f} s elapsed\n")
-        return elapsed
-
-
 class AdamW:
     r"""AdamW without weight decay (Kingma & Ba 2015; Loshchilov & Hutter 2019) on one flat buffer.
 
@@ -212,10 +158,11 @@ class AdamW:
         m \leftarrow \beta_1 m + (1-\beta_1) g,\quad v \leftarrow \beta_2 v + (1-\beta_2) g^2,\quad
         \theta \leftarrow \theta - \eta\,\frac{m / (1-\beta_1^t)}{\sqrt{v / (1-\beta_2^t)} + \epsilon}
 
-    Every parameter (and its gradient) is made a view into one contiguous buffer, so a step is six
-    tensor operations instead of six per parameter: at this model size the per-operation overhead,
-    not the arithmetic, is what costs. (``torch.optim.AdamW`` computes the same update; its first
-    construction also imports ``torch._dynamo``, about 3 s, a tenth of the notebook's time budget.)
+    Every parameter (and its gradient) is a view into one contiguous buffer, so a step is six tensor
+    operations instead of six per parameter. Kept because it still saves measured time
+    (``benchmarks/lab.py --optimizer``, 2-core machine, torch 2.13, 700 steps, default model):
+    flat buffer 7.5 s vs ``torch.optim.AdamW(foreach=True)`` 8.2 s per model (about 9 % faster), and
+    the first ``torch.optim.AdamW`` of a process also imports ``torch._dynamo`` (about 3 s).
     """
 
     def __init__(self, params: Iterable[torch.nn.Parameter], *, betas: tuple[float, float] = (0.9, 0.999),
@@ -258,39 +205,59 @@ def _lr_factor(step: int, warmup: int, steps: int) -> float:
     return 0.5 * (1.0 + math.cos(math.pi * (step - warmup) / max(steps - warmup, 1)))
 
 
-def train(encoding: str, *, config: TrainConfig | None = None, progress: str = "auto", label: str | None = None,
-          **settings: object) -> TrainedModel:
-    """Train a :class:`CopyTransformer` with position scheme ``encoding`` on copy lengths ``1 .. train_len``.
+def _config(config: TrainConfig | None, settings: dict, who: str) -> TrainConfig:
+    if config is not None:
+        if settings:
+            raise TypeError("give either config= or keyword settings, not both.")
+        return config
+    unknown = sorted(set(settings) - set(TrainConfig.__dataclass_fields__))
+    if unknown:
+        raise TypeError(f"{who}() got unknown setting(s) {', '.join(unknown)}; allowed: "
+                        f"{', '.join(TrainConfig.__dataclass_fields__)}.")
+    return TrainConfig(**settings)
 
-    Settings are those of :class:`TrainConfig` (``train_len``, ``steps``, ``batch_size``, ``d_model``,
-    ``n_layers``, ``n_heads``, ``mlp_ratio``, ``vocab_size``, ``lr``, ``warmup``, ``init_std``,
-    ``length_weight``, ``seed``, ``threads``), given either as ``config=`` or as keywords. ``"learned-extended"`` trains the
-    ``learned`` model, then grows its table to ``8·train_len`` rows (test lengths up to
-    ``4·train_len``) with untrained rows.
+
+def train(encoding: str, *, task: str = "copy", config: TrainConfig | None = None,
+          cancel: threading.Event | None = None, **settings: object) -> TrainedModel:
+    """Train a :class:`CopyTransformer` with position scheme ``encoding`` on ``task``, sizes ``1 .. train_len``.
+
+    Settings are those of :class:`TrainConfig`, given either as ``config=`` or as keywords. A derived
+    scheme (``learned-extended``, ``rope-pi``, ``rope-ntk``) trains its base scheme, then derives it
+    (:func:`derive`, test sizes up to ``4·train_len``). Silent; :func:`~pe_helpers.extrapolation.run_lab`
+    shows progress.
+    """
+    encoding, task = check_encoding(encoding), check_task(task)
+    config = _config(config, dict(settings), "train")
+    base = DERIVED_ENCODINGS.get(encoding, encoding)
+    model = init_model(base, config)
+    start = time.perf_counter()
+    with fixed_threads(config.threads):
+        losses = fit(model, config, task=task, cancel=cancel)
+    trained = TrainedModel(base, model, config, losses, time.perf_counter() - start, task)
+    return derive(trained, encoding, 4 * config.train_len) if encoding != base else trained
+
+
+def derive(trained: TrainedModel, encoding: str, test_len: int) -> TrainedModel:
+    """A derived scheme from its trained base, without retraining.
+
+    ``learned-extended``: the learned table grown to the positions of size ``test_len`` with fresh
+    rows; ``rope-pi`` / ``rope-ntk``: the same rope weights, positions or base rescaled past training.
     """
     encoding = check_encoding(encoding)
-    if config is None:
-        unknown = sorted(set(settings) - set(TrainConfig.__dataclass_fields__))
-        if unknown:
-            allowed = ", ".join(TrainConfig.__dataclass_fields__)
-            raise TypeError(f"train() got unknown setting(s) {', '.join(unknown)}; allowed: {allowed}.")
-        config = TrainConfig(**settings)  # type: ignore[arg-type]
-    elif settings:
-        raise TypeError("give either config= or keyword settings, not both.")
-    base = "learned" if encoding == "learned-extended" else encoding
-    trained = _train_from_scratch(base, config, progress, label or base)
+    if DERIVED_ENCODINGS.get(encoding) != trained.encoding:
+        raise ValueError(f"{encoding!r} derives from a trained {DERIVED_ENCODINGS.get(encoding)!r} model, "
+                         f"got {trained.encoding!r}.")
     if encoding == "learned-extended":
-        trained = extend_learned(trained, 4 * config.train_len)
-    return trained
+        rows = max(task_positions(check_int("test_len", test_len, minimum=1)), trained.model.max_positions)
+        model = trained.model.extended(rows, seed=trained.config.seed + 1)
+    else:
+        model = trained.model.scaled(encoding)
+    return TrainedModel(encoding, model, trained.config, list(trained.losses), trained.seconds, trained.task)
 
 
 def extend_learned(trained: TrainedModel, test_len: int) -> TrainedModel:
-    """The ``learned-extended`` variant of a trained ``learned`` model: table grown to ``2·test_len`` rows."""
-    if trained.encoding != "learned":
-        raise ValueError(f"extend_learned needs a trained 'learned' model, got {trained.encoding!r}.")
-    rows = max(2 * check_int("test_len", test_len, minimum=1), trained.model.max_positions)
-    bigger = trained.model.extended(rows, seed=trained.config.seed + 1)
-    return TrainedModel("learned-extended", bigger, trained.config, list(trained.losses), trained.seconds)
+    """The ``learned-extended`` variant of a trained ``learned`` model (:func:`derive`)."""
+    return derive(trained, "learned-extended", test_len)
 
 
 def init_model(encoding: str, cfg: TrainConfig) -> CopyTransformer:
@@ -304,61 +271,63 @@ def init_model(encoding: str, cfg: TrainConfig) -> CopyTransformer:
         torch.manual_seed(cfg.seed)
         return CopyTransformer(encoding, vocab_size=cfg.vocab_size, d_model=cfg.d_model, n_layers=cfg.n_layers,
                                n_heads=cfg.n_heads, mlp_ratio=cfg.mlp_ratio, max_positions=cfg.train_positions,
-                               init_std=cfg.init_std, seed=cfg.seed)
+                               random_range=cfg.random_range, init_std=cfg.init_std, seed=cfg.seed)
 
 
-def fit(model: CopyTransformer, cfg: TrainConfig, on_step: Callable[[int], None] | None = None) -> list[float]:
-    """Train ``model`` in place for ``cfg.steps`` steps; return the loss of every step.
+def fit(model: CopyTransformer, cfg: TrainConfig, on_step: Callable[[int], None] | None = None, *,
+        task: str = "copy", cancel: threading.Event | None = None) -> list[float]:
+    """Train ``model`` in place on ``task`` for ``cfg.steps`` steps; return the loss of every step.
 
     Uses only seeded generators (no global RNG), so several models can be fitted at once in
     threads with results identical to fitting them one after the other. ``on_step(done)`` is
-    called after every step (progress display).
+    called after every step (progress display). If ``cancel`` is set, the next step raises
+    :class:`TrainingCancelled` (the model is left half-trained).
     """
+    task = check_task(task)
     model.train()
     data = torch.Generator().manual_seed(cfg.seed + 1)
     opt = AdamW(model.parameters())
     losses: list[float] = []
-    lengths = training_lengths(cfg, data)
-    for step, n in enumerate(lengths):
-        batch = copy_batch(cfg.batch_size, n, n, vocab_size=cfg.vocab_size, generator=data)
-        logits = model.logits_at(batch.inputs, batch.loss_mask)
-        loss = F.cross_entropy(logits, batch.targets[batch.loss_mask])
-        opt.zero_grad()
-        loss.backward()
-        opt.step(cfg.lr * _lr_factor(step, cfg.warmup, cfg.steps))
-        losses.append(float(loss.detach()))
-        if on_step is not None:
-            on_step(step + 1)
-    for p in model.parameters():
-        p.grad = None
-    model.eval()
+    randomized = model.encoding == "randomized"
+    try:
+        for step, n in enumerate(training_lengths(cfg, data)):
+            if cancel is not None and cancel.is_set():
+                raise TrainingCancelled(f"training of {model.encoding!r} on {task!r} stopped at step {step}.")
+            batch = task_batch(task, cfg.batch_size, n, n, vocab_size=cfg.vocab_size, generator=data)
+            positions = None
+            if randomized:
+                positions = random_positions(cfg.batch_size, batch.inputs.shape[1], cfg.random_range, data)
+            logits = model.logits_at(batch.inputs, batch.loss_mask, positions)
+            loss = F.cross_entropy(logits, batch.targets[batch.loss_mask])
+            opt.zero_grad()
+            loss.backward()
+            opt.step(cfg.lr * _lr_factor(step, cfg.warmup, cfg.steps))
+            losses.append(float(loss.detach()))
+            if on_step is not None:
+                on_step(step + 1)
+    finally:
+        for p in model.parameters():
+            p.grad = None
+        model.eval()
     return losses
 
 
 def training_lengths(cfg: TrainConfig, generator: torch.Generator) -> list[int]:
-    r"""The copy length of every training step, drawn with :math:`P(n) \propto n^{w}` on ``1 .. train_len``.
+    r"""The size of every training step, drawn with :math:`P(n) \propto n^{w}` on ``1 .. train_len``.
 
-    ``w = cfg.length_weight``: 0 is uniform over lengths; 1 (the default) is uniform over copied
-    *tokens* (a length-16 sequence holds 16 of them, a length-1 sequence one), so the late
-    positions, which only long sequences reach, get trained about as often as the early ones.
+    ``w = cfg.length_weight``: 0 is uniform over sizes; 1 (the default) is uniform over scored
+    *tokens* (a size-8 sequence holds 8 of them, a size-1 sequence one), so the late positions,
+    which only long sequences reach, get trained about as often as the early ones.
     """
     weights = torch.arange(1, cfg.train_len + 1, dtype=torch.float64) ** cfg.length_weight
     return (torch.multinomial(weights, cfg.steps, replacement=True, generator=generator) + 1).tolist()
 
 
-def _train_from_scratch(encoding: str, cfg: TrainConfig, progress: str, label: str) -> TrainedModel:
-    model = init_model(encoding, cfg)
-    bar = Progress(cfg.steps, label, progress)
-    with fixed_threads(cfg.threads):
-        losses = fit(model, cfg, bar.update)
-    seconds = bar.close()
-    return TrainedModel(encoding, model, cfg, losses, seconds)
-
-
-def eval_batch(length: int, *, vocab_size: int, n_samples: int = EVAL_SAMPLES, seed: int = 0):
-    """The fixed evaluation sequences for one copy length (the same for every model with this seed)."""
-    gen = torch.Generator().manual_seed(_EVAL_SEED + 1000 * seed + length)
-    return copy_batch(n_samples, length, length, vocab_size=vocab_size, generator=gen)
+def eval_batch(length: int, *, vocab_size: int, n_samples: int = EVAL_SAMPLES, seed: int = 0, task: str = "copy"):
+    """The fixed evaluation sequences of ``task`` at one size (the same for every model with this seed)."""
+    offset = 0 if check_task(task) == "copy" else 500
+    gen = torch.Generator().manual_seed(_EVAL_SEED + 1000 * seed + length + offset)
+    return task_batch(task, n_samples, length, length, vocab_size=vocab_size, generator=gen)
 
 
 def eval_samples(length: int, train_len: int) -> int:
@@ -368,35 +337,36 @@ def eval_samples(length: int, train_len: int) -> int:
 
 @torch.no_grad()
 def accuracy(trained: TrainedModel, length: int, *, n_samples: int | None = None) -> float:
-    r"""Teacher-forced token accuracy on the copied half at copy length ``length``.
+    r"""Teacher-forced token accuracy at the scored positions of ``trained.task`` at size ``length``.
 
-    .. math:: \text{acc}(n) = \frac{1}{|T|}\sum_{(b,t)\in T}\mathbb 1[\arg\max_v p_\theta(v\mid y_{b,\le t}) = y_{b,t+1}]
+    .. math:: \text{acc}(n) = \frac{1}{|T|}\sum_{(b,t)\in T}\mathbb 1[\arg\max_v p_\theta(v\mid \text{inputs}_{b,\le t}) = y_{b,t}]
 
-    A ``learned`` model raises :class:`~pe_helpers.encodings.PositionOutOfRangeError` when
-    ``2·length`` exceeds its table.
+    A ``learned`` model raises :class:`~pe_helpers.encodings.PositionOutOfRangeError` when the
+    ``2·length + 1`` positions exceed its table.
     """
     length = check_int("length", length, minimum=1)
     cfg = trained.config
     n_samples = eval_samples(length, cfg.train_len) if n_samples is None else check_int("n_samples", n_samples, minimum=1)
-    batch = eval_batch(length, vocab_size=cfg.vocab_size, n_samples=n_samples, seed=cfg.seed)
+    batch = eval_batch(length, vocab_size=cfg.vocab_size, n_samples=n_samples, seed=cfg.seed, task=trained.task)
     with fixed_threads(cfg.threads):
         logits = trained.model.logits_at(batch.inputs, batch.loss_mask)
     return float((logits.argmax(-1) == batch.targets[batch.loss_mask]).double().mean())
 
 
 def accuracy_by_length(trained: TrainedModel, lengths: Iterable[int] | None = None, *,
-                       n_samples: int | None = None) -> dict[int, float | None]:
-    """``{length: accuracy}`` for each copy length (default ``1 .. 4·train_len``).
+                       n_samples: int | None = None, cancel: threading.Event | None = None) -> dict[int, float | None]:
+    """``{length: accuracy}`` for each size (default ``1 .. 4·train_len``).
 
-    ``None`` marks a length the model cannot even run (a learned table too short: see :func:`accuracy`).
+    ``None`` marks a size the model cannot even run (a learned table too short: see :func:`accuracy`).
     """
     if lengths is None:
         lengths = range(1, 4 * trained.config.train_len + 1)
     out: dict[int, float | None] = {}
     for n in lengths:
+        if cancel is not None and cancel.is_set():
+            raise TrainingCancelled(f"evaluation of {trained.encoding!r} stopped at size {n}.")
         try:
             out[int(n)] = accuracy(trained, n, n_samples=n_samples)
         except PositionOutOfRangeError:
             out[int(n)] = None
     return out
-

@@ -1,15 +1,22 @@
-r"""Notebook 05, "Limits and extrapolation", figures: accuracy against copy length, and the copy head's attention map.
+r"""Notebook 05, "Limits and extrapolation", figures: accuracy against size, and the copy head's attention map.
 
-* :func:`plot_accuracy` draws token accuracy :math:`\text{acc}(n)` against copy length ``n`` for
-  every encoding, with the training lengths ``1 .. L`` shaded and ``L`` marked;
-* :func:`plot_attention_map` draws the copy head's weights :math:`A_{t,s}` (query ``t``, key ``s``)
-  on one example sequence, with the copy source ``s = t - n`` as a translucent orange line and
-  the first position never seen in training (``2L``) marked;
-* :func:`build_extrapolation` is the slider figure (both panels), built once and updated in place.
+Figures only draw: they never train or evaluate. Numbers come in a
+:class:`~pe_helpers.extrapolation.LabResults`; attention maps come in as tensors computed by
+:func:`pe_helpers.extrapolation.attention_map` (the notebook or the app calls it).
+
+* :func:`plot_accuracy` draws token accuracy :math:`\text{acc}(n)` against size ``n`` for every scheme
+  of one task: the mean over seeds as a line, the seeds' range as a band, and optionally one live
+  seed as markers over it; the training sizes ``1 .. L`` are shaded;
+* :func:`plot_attention_map` draws a head's weights :math:`A_{t,s}` (query ``t``, key ``s``);
+* :func:`build_extrapolation` is the slider figure (both panels), built once and updated in place;
+* :func:`save_figure_atomic` saves a figure to a temporary file, then renames it (no partial file).
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -22,105 +29,116 @@ from ..extrapolation.model import ENCODINGS
 from ._base import OKABE_ITO, SEQUENTIAL, label, new_figure
 
 if TYPE_CHECKING:
+    from torch import Tensor
+
     from ..extrapolation.results import LabResults
 
-__all__ = ["ENCODING_COLORS", "plot_accuracy", "accuracy_figure", "plot_attention_map", "attention_figure",
-           "build_extrapolation", "PartialRedrawCanvas"]
+__all__ = ["ENCODING_COLORS", "TASK_TITLES", "plot_accuracy", "accuracy_figure", "plot_attention_map",
+           "build_extrapolation", "PartialRedrawCanvas", "save_figure_atomic"]
 
-#: One Okabe-Ito colour per position scheme (the same in every lab figure).
+#: One Okabe-Ito colour per scheme (a derived scheme shares its base's colour with another line style).
 ENCODING_COLORS = {
     "none": OKABE_ITO[7],
     "learned": OKABE_ITO[1],
     "learned-extended": OKABE_ITO[5],
     "sinusoidal": OKABE_ITO[0],
     "rope": OKABE_ITO[2],
+    "rope-pi": OKABE_ITO[2],
+    "rope-ntk": OKABE_ITO[2],
+    "alibi": OKABE_ITO[3],
+    "randomized": OKABE_ITO[4],
 }
-_MARKERS = {"none": "o", "learned": "s", "learned-extended": "D", "sinusoidal": "^", "rope": "v"}
-# learned-extended repeats learned on 1..L: dashed, so the learned line shows through.
-_STYLES = {"learned-extended": "--"}
+_MARKERS = {"none": "o", "learned": "s", "learned-extended": "D", "sinusoidal": "^", "rope": "v", "rope-pi": "<",
+            "rope-ntk": ">", "alibi": "P", "randomized": "X"}
+_STYLES = {"learned-extended": "--", "rope-pi": "--", "rope-ntk": ":"}
+#: What each task's panel says.
+TASK_TITLES = {"copy": "copy: the offset grows with n", "lookback": "look-back: a fixed offset of 3"}
 assert set(ENCODING_COLORS) == set(ENCODINGS)
 
 
-def _curve(results: "LabResults", encoding: str) -> np.ndarray:
-    """Accuracy by length with NaN where the model cannot run (so the line stops there)."""
-    return np.array([np.nan if v is None else v for v in results.accuracy[encoding]], dtype=float)
+def _curve(results: "LabResults", encoding: str, task: str, seed: int | None = None) -> np.ndarray:
+    """Accuracy by size with NaN where the model cannot run (so the line stops there)."""
+    values = [results.accuracy_at(encoding, n, task, seed=seed) for n in results.lengths]
+    return np.array([np.nan if v is None else v for v in values], dtype=float)
 
 
-def plot_accuracy(ax: Axes, results: "LabResults", *, encodings: tuple[str, ...] | None = None,
-                  legend: bool = True) -> dict[str, object]:
-    """Draw accuracy against copy length on ``ax``; return ``{encoding: Line2D}``.
+def _band(results: "LabResults", encoding: str, task: str) -> tuple[np.ndarray, np.ndarray]:
+    """The lowest and highest seed at each size (NaN where the model cannot run)."""
+    lo, hi = [], []
+    for n in results.lengths:
+        values = results.values_at(encoding, n, task)
+        lo.append(np.nan if values is None else min(values))
+        hi.append(np.nan if values is None else max(values))
+    return np.array(lo), np.array(hi)
 
-    The shaded band is the training lengths ``1 .. L``; the dashed line is ``L``; the dotted
-    line is chance, ``1 / vocab_size``. A learned table's line stops at ``L``: past it the model
-    raises :class:`~pe_helpers.encodings.PositionOutOfRangeError` instead of answering.
+
+def plot_accuracy(ax: Axes, results: "LabResults", *, task: str = "copy", encodings: Sequence[str] | None = None,
+                  live: "LabResults | None" = None, legend: bool = True) -> dict[str, object]:
+    """Draw accuracy against size for ``task`` on ``ax``; return ``{encoding: Line2D}`` (the mean lines).
+
+    With several seeds the band is the range over seeds (lowest to highest). ``live`` (results of a
+    one-seed run with the same settings) is drawn as markers over the band. The shaded area is the
+    training sizes ``1 .. L``; the dotted line is chance, ``1 / vocab_size``. A learned table's line
+    stops at ``L``: past it the model raises :class:`~pe_helpers.encodings.PositionOutOfRangeError`.
     """
-    encodings = encodings or results.encodings
+    encodings = tuple(encodings or results.encodings)
     lengths = np.arange(1, results.test_len + 1)
     L = results.train_len
     ax.axvspan(0.5, L + 0.5, color="0.92", zorder=0)
     ax.axvline(L + 0.5, color="0.35", linestyle="--", linewidth=1)
-    ax.text(L + 0.5, 1.04, f" L = {L}", color="0.25", fontsize=8, va="bottom", ha="left")
-    ax.axhline(1 / results.config.vocab_size, color="0.5", linestyle=":", linewidth=1)
+    ax.text(L + 0.5, 1.03, f" L = {L}", color="0.25", va="bottom", ha="left")
+    ax.axhline(results.chance, color="0.5", linestyle=":", linewidth=1)
     lines = {}
-    every = max(1, results.test_len // 16)
     for e in encodings:
-        (lines[e],) = ax.plot(lengths, _curve(results, e), color=ENCODING_COLORS[e], marker=_MARKERS[e],
-                              linestyle=_STYLES.get(e, "-"), markevery=every, markersize=4, linewidth=1.6, label=e)
+        color = ENCODING_COLORS[e]
+        if len(results.seeds) > 1:
+            lo, hi = _band(results, e, task)
+            ax.fill_between(lengths, lo, hi, color=color, alpha=0.18, linewidth=0)
+        (lines[e],) = ax.plot(lengths, _curve(results, e, task), color=color, linestyle=_STYLES.get(e, "-"),
+                              linewidth=1.8, label=e)
+        if live is not None and task in live.tasks and e in live.encodings:
+            ax.plot(lengths[: live.test_len], _curve(live, e, task), linestyle="none", marker=_MARKERS[e],
+                    markersize=4.5, color=color, markeredgecolor="white", markeredgewidth=0.5)
     ax.set_xlim(0.5, results.test_len + 0.5)
     ax.set_ylim(0.0, 1.08)
-    label(ax, "Train on copy lengths 1..L, test up to 4L", "copy length n (sequence = 2n + 1 tokens)",
-          "token accuracy on the copy")
+    what = f"mean of {len(results.seeds)} seeds, band = their range" if len(results.seeds) > 1 else "one seed"
+    label(ax, TASK_TITLES.get(task, task), "size n (input = 2n + 1 positions)", f"token accuracy ({what})")
     if legend:
-        ax.legend(loc="upper right", fontsize=7, frameon=True, framealpha=0.9)
+        ax.legend(loc="lower left", ncols=2, frameon=True, framealpha=0.9)
     return lines
 
 
-def accuracy_figure(results: "LabResults") -> Figure:
-    """A stand-alone Figure (not pyplot) of :func:`plot_accuracy`, e.g. for the command line's ``savefig``."""
-    fig = new_figure(8.0, 3.6)
-    plot_accuracy(fig.add_subplot(), results)
+def accuracy_figure(results: "LabResults", *, live: "LabResults | None" = None,
+                    tasks: Sequence[str] | None = None, encodings: Sequence[str] | None = None) -> Figure:
+    """A stand-alone Figure (not pyplot): one :func:`plot_accuracy` panel per task, side by side."""
+    tasks = tuple(tasks or results.tasks)
+    fig = new_figure(6.0 * len(tasks), 4.6)
+    axes = np.atleast_1d(fig.subplots(1, len(tasks), sharey=True))
+    for k, (ax, task) in enumerate(zip(axes, tasks)):
+        plot_accuracy(ax, results, task=task, encodings=encodings, live=live, legend=k == 0)
     return fig
 
 
-def _map_title(results: "LabResults", encoding: str, length: int) -> str:
-    layer, head = results.copy_head(encoding)
-    where = "L" if length == results.train_len else f"{length / results.train_len:.3g} L"
-    return f"{encoding}, n = {length} ({where})\ncopy head: layer {layer + 1}, head {head + 1}"
+def plot_attention_map(ax: Axes, weights: "Tensor", *, train_len: int, title: str = "",
+                       source: tuple[np.ndarray, np.ndarray] | None = None):
+    """Draw attention weights ``[T, T]`` (rows: queries ``t``, columns: keys ``s``); return the AxesImage.
 
-
-def plot_attention_map(ax: Axes, results: "LabResults", encoding: str, length: int):
-    """Draw the copy head's attention weights at copy length ``length``; return the AxesImage.
-
-    Rows are queries ``t``, columns keys ``s`` (causal: only ``s <= t``). A perfect copy puts all
-    weight of query ``n + j`` on key ``j``: the translucent orange diagonal. The grey lines mark position
-    ``2L``, the first position no training sequence reached.
+    ``source = (queries, keys)`` draws where a perfect copy looks as a translucent orange line;
+    the grey lines mark position ``2L + 1``, the first position no training sequence reached.
     """
-    weights = results.attention_map(encoding, length).numpy()
-    size = weights.shape[0]
-    image = ax.imshow(weights, cmap=SEQUENTIAL, vmin=0.0, vmax=1.0, interpolation="nearest")
-    j = np.arange(length)
-    ax.plot(j, length + j, color=OKABE_ITO[5], linewidth=2.5, alpha=0.45, label="copy source s = t - n")
-    edge = 2 * results.train_len - 0.5
+    w = np.asarray(weights, dtype=float)
+    size = w.shape[0]
+    image = ax.imshow(w, cmap=SEQUENTIAL, vmin=0.0, vmax=1.0, interpolation="nearest")
+    if source is not None:
+        ax.plot(source[1], source[0], color=OKABE_ITO[5], linewidth=2.5, alpha=0.45, label="source")
+    edge = 2 * train_len + 0.5
     if size - 0.5 > edge:
         ax.axhline(edge, color="0.7", linewidth=0.8)
         ax.axvline(edge, color="0.7", linewidth=0.8)
     ax.set_xlim(-0.5, size - 0.5)
     ax.set_ylim(size - 0.5, -0.5)
-    label(ax, _map_title(results, encoding, length), "key position s", "query position t")
-    ax.title.set_fontsize(9)
+    label(ax, title, "key position s", "query position t")
     return image
-
-
-def attention_figure(results: "LabResults", encoding: str, lengths: tuple[int, ...]) -> Figure:
-    """Attention maps of one encoding's copy head side by side, one per copy length, with a shared colour bar."""
-    fig = new_figure(8.0, 3.8)
-    axes = fig.subplots(1, len(lengths))
-    axes = np.atleast_1d(axes)
-    image = None
-    for ax, n in zip(axes, lengths):
-        image = plot_attention_map(ax, results, encoding, n)
-    fig.colorbar(image, ax=list(axes), label="attention weight A[t, s]", shrink=0.85)
-    return fig
 
 
 class PartialRedrawCanvas(FigureCanvasAgg):
@@ -128,9 +146,7 @@ class PartialRedrawCanvas(FigureCanvasAgg):
 
     The first ``draw()`` paints the figure with the ``dynamic`` artists hidden and keeps that
     background; every later ``draw()`` pastes the background back and paints only the dynamic
-    artists on it. Static text (tick labels, legend, colour bar) is what makes a full redraw
-    slow, and it never changes when the slider moves. ``savefig`` still draws everything
-    (it calls ``FigureCanvasAgg.draw`` itself). Call :meth:`invalidate` after changing a static artist.
+    artists on it. ``savefig`` still draws everything. Call :meth:`invalidate` after changing a static artist.
     """
 
     def __init__(self, figure: Figure, dynamic: list[Artist]) -> None:
@@ -162,89 +178,105 @@ class PartialRedrawCanvas(FigureCanvasAgg):
                 a.draw(renderer)
 
 
-def build_extrapolation(results: "LabResults", *, encoding: str = "sinusoidal", length: int | None = None
-                        ) -> tuple[Figure, "callable"]:
-    """The slider figure: the copy head's attention map at length ``n`` (left) and accuracy by length (right).
+def build_extrapolation(results: "LabResults", *, task: str = "copy") -> tuple[Figure, Callable[..., str]]:
+    """The slider figure: a head's attention map at size ``n`` (left) and accuracy by size (right).
 
-    Returns ``(fig, update)``; ``update(encoding=..., length=...)`` only swaps the image data, moves
-    the markers and restyles the lines (no retraining: the maps come from ``results``' trained models,
-    cached per length), and returns a caption.
+    Returns ``(fig, update)``; ``update(task, encoding, length, weights, head)`` draws the given
+    ``weights`` (``[2n+1, 2n+1]``, or ``None`` where the model cannot run), shows ``task``'s curves
+    and moves the markers; it computes nothing. ``head = (layer, head)`` is only written in the title.
     """
+    from ..extrapolation.probe import source_positions
+
     L, test_len = results.train_len, results.test_len
-    fig = new_figure(8.0, 3.6)
+    fig = new_figure(9.0, 4.2)
     ax_map, ax_acc = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.0, 1.35]})
     image = ax_map.imshow(np.zeros((2, 2)), cmap=SEQUENTIAL, vmin=0.0, vmax=1.0, interpolation="nearest")
     fig.colorbar(image, ax=ax_map, shrink=0.8, label="weight A[t, s]")
     (stripe,) = ax_map.plot([], [], color=OKABE_ITO[5], linewidth=2.5, alpha=0.45)
-    edge = 2 * L - 0.5
+    edge = 2 * L + 0.5
     hline = ax_map.axhline(edge, color="0.7", linewidth=0.8)
     vline = ax_map.axvline(edge, color="0.7", linewidth=0.8)
-    notice = ax_map.text(0.5, 0.5, "", transform=ax_map.transAxes, ha="center", va="center", fontsize=8,
-                         color="0.15", wrap=True)
+    notice = ax_map.text(0.5, 0.5, "", transform=ax_map.transAxes, ha="center", va="center", color="0.15", wrap=True)
     # No tick labels on the map: its size changes with n, and re-laying out tick text on every move
-    # is what would make the slider slow. The grey lines and their label mark position 2L instead.
+    # is what would make the slider slow. The grey lines mark position 2L + 1 instead.
     ax_map.set_xticks([])
     ax_map.set_yticks([])
-    ax_map.set_xlabel("key position s = 0 .. 2n-1")
+    ax_map.set_xlabel("key position s")
     ax_map.set_ylabel("query position t")
-    edge_label = ax_map.text(edge, -0.5, " 2L", color="0.55", fontsize=7, ha="left", va="top")
-    # A plain text, not Axes.title (a title is positioned during a full draw only); the blank
-    # two-line title only reserves its room in the layout.
-    ax_map.set_title(" \n ", fontsize=9)
-    map_title = ax_map.text(0.5, 1.02, "", transform=ax_map.transAxes, ha="center", va="bottom", fontsize=9)
-    lines = plot_accuracy(ax_acc, results, legend=True)
-    ax_acc.set_title("accuracy by copy length (selected = thick)", fontsize=9, pad=8)
+    ax_map.set_title(" \n ")
+    map_title = ax_map.text(0.5, 1.02, "", transform=ax_map.transAxes, ha="center", va="bottom")
+    lines = plot_accuracy(ax_acc, results, task=task, legend=True)
     cursor = ax_acc.axvline(1, color=OKABE_ITO[3], linewidth=1.5)
     (dot,) = ax_acc.plot([np.nan], [np.nan], "o", color=OKABE_ITO[3], markersize=7, zorder=5)
-    # Everything a slider move changes, in the order a full draw paints it (by zorder); the rest (colour
-    # bar, ticks, labels, shading) is painted once. Spines, the "L =" mark and the legend are repainted
-    # too, because a full draw paints them over the image, the lines and the cursor.
     marks = [t for t in ax_acc.texts if t.get_text().startswith(" L =")]
-    PartialRedrawCanvas(fig, [image, stripe, hline, vline, *ax_map.spines.values(), edge_label, notice, map_title,
+    PartialRedrawCanvas(fig, [image, stripe, hline, vline, *ax_map.spines.values(), notice, map_title,
                               *lines.values(), cursor, *ax_acc.spines.values(), *marks, dot, ax_acc.get_legend()])
     state: dict[str, object] = {}
 
-    def update(encoding: str = encoding, length: int | None = length) -> str:
-        n = L if length is None else int(length)
+    state["task"] = task
+
+    def update(task: str, encoding: str, length: int, weights: "Tensor | None",
+               head: tuple[int, int] | None = None) -> str:
+        n = int(length)
+        if task not in results.tasks:
+            raise ValueError(f"task must be one of {', '.join(results.tasks)}, got {task!r}.")
+        if state.get("task") != task:
+            for e, line in lines.items():
+                line.set_ydata(_curve(results, e, task))
+            ax_acc.set_title(TASK_TITLES.get(task, task))
+            fig.canvas.invalidate()  # the title is painted with the background
+            state["task"] = task
         if not 1 <= n <= test_len:
             raise ValueError(f"length must be in 1..{test_len}, got {length!r}.")
-        if encoding not in results.accuracy:
-            raise ValueError(f"encoding must be one of {', '.join(results.encodings)}, got {encoding!r}.")
+        if encoding not in lines:
+            raise ValueError(f"encoding must be one of {', '.join(lines)}, got {encoding!r}.")
         if state.get("encoding") != encoding:
             for e, line in lines.items():
-                line.set_linewidth(2.8 if e == encoding else 1.0)
+                line.set_linewidth(3.0 if e == encoding else 1.0)
                 line.set_alpha(1.0 if e == encoding else 0.35)
             state["encoding"] = encoding
-        size = 2 * n
-        acc = results.accuracy_at(encoding, n)
-        runs = acc is not None
+        size = 2 * n + 1
+        acc = results.accuracy_at(encoding, n, task)
+        runs = weights is not None
         if runs:
-            image.set_data(results.attention_map(encoding, n).numpy())
-            map_title.set_text(_map_title(results, encoding, n))
+            image.set_data(np.asarray(weights, dtype=float))
+            where = f"layer {head[0] + 1}, head {head[1] + 1}" if head is not None else ""
+            map_title.set_text(f"{encoding}, n = {n}\ncopy head {where}")
             notice.set_text("")
         else:
             image.set_data(np.full((size, size), np.nan))
             map_title.set_text(f"{encoding}, n = {n}\ncannot run")
-            notice.set_text(f"no table row for positions >= {2 * L}:\nPositionOutOfRangeError")
+            notice.set_text(f"no table row for position {2 * L + 1}:\nPositionOutOfRangeError")
         image.set_extent((-0.5, size - 0.5, size - 0.5, -0.5))
         ax_map.set_xlim(-0.5, size - 0.5)
         ax_map.set_ylim(size - 0.5, -0.5)
-        j = np.arange(n)
-        stripe.set_data(j, n + j)
+        queries, keys = source_positions(task, n)
+        stripe.set_data(keys.numpy(), queries.numpy())
         stripe.set_visible(runs)
         beyond = size - 0.5 > edge
         hline.set_visible(beyond)
         vline.set_visible(beyond)
-        edge_label.set_visible(beyond)
         cursor.set_xdata([n, n])
-        dot.set_data([n], [acc if runs else np.nan])
-        where = "a training length" if n <= L else f"{n / L:.2f} L, past training"
-        if not runs:
-            return f"{encoding}, n = {n} ({where}): the learned table has no row for position {2 * L} or later"
-        return f"{encoding}, n = {n} ({where}): token accuracy {acc:.2f}"
+        dot.set_data([n], [acc if acc is not None else np.nan])
+        where = "a training size" if n <= L else f"{n / L:.2f} L, past training"
+        if acc is None:
+            return f"{encoding}, {task}, n = {n} ({where}): the learned table has no row for position {2 * L + 1}"
+        return f"{encoding}, {task}, n = {n} ({where}): token accuracy {acc:.2f}"
 
-    update(encoding, length)
     return fig, update
+
+
+def save_figure_atomic(fig: Figure, path: str | Path) -> Path:
+    """Save ``fig`` to ``path`` through a temporary file in the same directory, then rename: never a partial file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
+    try:
+        fig.savefig(tmp, format=path.suffix.lstrip(".").lower() or None)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
 
 
 # --- additive mixing: the four terms of the score (issue 14, section 1 of notebook 05) -------------
