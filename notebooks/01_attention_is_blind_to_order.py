@@ -6,7 +6,7 @@
 #     name: python3
 # ---
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # # 01 · Attention does not know order (置换等变)
 #
 # Self-attention compares every token with every other token, but nothing in it says *where*
@@ -21,7 +21,7 @@
 # Notation: $n$ tokens, model dimension $d$, $X \in \mathbb{R}^{n\times d}$ one row per token,
 # $p_i$ the position vector of slot $i$. A permutation `perm` reorders rows: $(PX)_i = X_{\text{perm}[i]}$.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 # %matplotlib inline
 # %xmode Minimal
 import math
@@ -40,7 +40,7 @@ torch.manual_seed(0)
 torch.set_num_threads(1)
 _ = torch.set_grad_enabled(False)  # no training in this notebook
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 1 · Self-attention from scratch (自注意力)
 #
 # **Claim.** Three linear maps turn the tokens into queries, keys and values, and each output
@@ -51,7 +51,11 @@ _ = torch.set_grad_enabled(False)  # no training in this notebook
 #
 # Token $i$ meets token $j$ only through $q_i^\top k_j$: a comparison of *contents*.
 
-# %%
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Write $\text{softmax}(QK^\top/\sqrt{d_k})V$ on the board. Token $i$ meets token $j$ only
+# through $q_i^\top k_j$: nothing in it says where either token is.
+
+# %% slideshow={"slide_type": "fragment"}
 n, d = 5, 8
 X = torch.randn(n, d)                 # five tokens, content only
 head = SelfAttention(d, seed=0)       # W_Q, W_K, W_V drawn from seed 0
@@ -60,15 +64,15 @@ out, A = head(X)                      # output softmax(QKᵀ/√d)V and weights 
 print("weights A:", tuple(A.shape), "| every row sums to 1:", bool(torch.allclose(A.sum(-1), torch.ones(n))))
 print("output:   ", tuple(out.shape))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check it** against PyTorch's fused kernel, `torch.nn.functional.scaled_dot_product_attention`:
 
-# %%
+# %% slideshow={"slide_type": "-"}
 torch.testing.assert_close(out, F.scaled_dot_product_attention(Q, K, V))
 torch.testing.assert_close(A, torch.softmax(Q @ K.T / math.sqrt(d), dim=-1))
 print("pe_helpers attention == torch.nn.functional.scaled_dot_product_attention")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 1.1 · Attention in three lines (★☆☆ easy · ~5 min)
 #
 # Write `my_attention(q, k, v)` that returns $\text{softmax}(QK^\top/\sqrt{d_k})\,V$ for `q`, `k`
@@ -76,7 +80,7 @@ print("pe_helpers attention == torch.nn.functional.scaled_dot_product_attention"
 # The checker compares it with PyTorch's attention and names the usual slips (no $\sqrt{d_k}$,
 # softmax over the wrong axis, returning the weights instead of the output).
 
-# %% jupyter={"source_hidden": true} pe_exercise="1.1" tags=["solution"]
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="1.1" tags=["solution"]
 import math
 
 import torch
@@ -89,10 +93,10 @@ def my_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Ten
     return weights @ v
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_attention(my_attention)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2 · Permutation equivariance (置换等变)
 #
 # **Claim.** Reorder the tokens with a permutation matrix $P$. Every projection is row-wise, so
@@ -107,7 +111,11 @@ assert check_attention(my_attention)
 #
 # **Check it** for 20 random permutations:
 
-# %%
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Ask: if I swap two tokens, what happens to the output? (The output rows swap the same
+# way: equivariant, not invariant.)
+
+# %% slideshow={"slide_type": "fragment"}
 S = attention_scores(Q, K)
 for seed in range(20):
     P = permutation_matrix(random_permutation(n, seed=seed))
@@ -118,13 +126,13 @@ for seed in range(20):
     torch.testing.assert_close(out2, P @ out)                          # Attention(PX) = P·Attention(X)
 print("20 random permutations: S' = P S Pᵀ and Attention(PX) = P·Attention(X), up to float32 rounding")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "equivariant" means "the output does not change". It does change: it is
 # > *reordered*, exactly like the input. (*Invariant* would mean unchanged.) And the attention
 # > weights still depend on content: dog attends to man differently from how it attends to park.
 # > What attention cannot see is the order itself.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 1.2 · Move the score matrix (★★☆ medium · ~10 min)
 #
 # Without running attention again, predict the score matrix of the reordered input: write
@@ -132,7 +140,7 @@ print("20 random permutations: S' = P S Pᵀ and Attention(PX) = P·Attention(X)
 # `perm[i]`. (Hint: which entry of `scores` holds $q'_i \cdot k'_j$?) A common slip is to move only
 # the rows ($PS$, as if only $Q$ were permuted): the checker names it.
 
-# %% jupyter={"source_hidden": true} pe_exercise="1.2" tags=["solution"]
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="1.2" tags=["solution"]
 import torch
 
 
@@ -141,10 +149,10 @@ def permuted_scores(scores: torch.Tensor, perm: torch.Tensor) -> torch.Tensor:
     return scores[perm][:, perm]
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_permuted_scores(permuted_scores)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3 · 我喜欢你 and 你喜欢我: same characters, other order
 #
 # The seed's example. At character level the two sentences are the same four tokens,
@@ -162,7 +170,7 @@ assert check_permuted_scores(permuted_scores)
 # output is identical in both sentences, only moved. Without position, 我 "does not know" whether
 # it is the one who likes or the one who is liked.
 
-# %%
+# %% slideshow={"slide_type": "fragment"}
 for a, b in (order.ZH_PAIR, order.EN_PAIR):
     Xa, Xb = order.token_vectors(a), order.token_vectors(b)
     perm = order.reordering(a, b)                   # b[i] == a[perm[i]]
@@ -174,19 +182,19 @@ for a, b in (order.ZH_PAIR, order.EN_PAIR):
         torch.testing.assert_close(out_a[i], out_b[j])
         print(f"    {tok:>5}: slot {i} -> slot {j}, output[:3] = {[round(v, 3) for v in out_a[i, :3].tolist()]} in both")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **See it**: each row's colours travel with its token label.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 plot_sentence_pairs([order.ZH_PAIR, order.EN_PAIR])
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "I love you" / "you love me" is the English version of this example. It is
 # > not a reordering: "I" and "me" are different tokens, so the two sentences already differ in
 # > content. 我喜欢你 / 你喜欢我 is a pure reordering at character level; "dog bites man" /
 # > "man bites dog" is one at word level.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 from pe_helpers.checks import expect_error
 
 assert not order.is_reordering("I love you", "you love me")
@@ -194,7 +202,7 @@ assert order.is_reordering(*order.ZH_PAIR) and order.is_reordering(*order.EN_PAI
 with expect_error(ValueError, match="not a reordering"):
     order.reordering("I love you", "you love me")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4 · Reorder a sentence yourself
 #
 # **See it.** Pick an order (or "random" and a seed). Left: the scores $S$ of
@@ -204,13 +212,17 @@ with expect_error(ValueError, match="not a reordering"):
 # $\max|S' - PSP^\top|$ and $\max|\text{Attn}(PX) - P\,\text{Attn}(X)|$: zero. Tick **add p_i**
 # to give slot $i$ the vector $x + p_i$ and watch both numbers leave zero (section 5).
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 permutation_app()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Pick `order` = reverse and follow one cell (query dog, key man); then tick **add p_i** and
+# watch both error numbers leave zero.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check it**: every named order, and 20 random ones, without positions:
 
-# %%
+# %% slideshow={"slide_type": "-"}
 sentence = order.APP_SENTENCE
 Xs, orders = order.token_vectors(sentence), [o for o in order.ORDERS if o != "random"]
 perms = [order.named_order(o, sentence) for o in orders] + [order.named_order("random", sentence, seed=s) for s in range(20)]
@@ -219,7 +231,7 @@ for perm in perms:
     assert view.score_error < 1e-5 and view.output_error < 1e-5, perm
 print(f"{len(perms)} orders of {sentence!r}: S' = P S Pᵀ and outputs move with their tokens")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5 · Adding position breaks the symmetry (绝对位置编码)
 #
 # **Claim.** Give each *slot* $i$ a vector $p_i$ and feed $\tilde{x}_i = x_i + p_i$. Two equal
@@ -228,7 +240,7 @@ print(f"{len(perms)} orders of {sentence!r}: S' = P S Pᵀ and outputs move with
 # carries $p_2$ instead of $p_0$. Any table of distinct rows does this; notebook 02 learns one,
 # notebook 03 computes one. Here it is an untrained random table.
 
-# %%
+# %% slideshow={"slide_type": "fragment"}
 P_pos = order.random_positions(n, d)                           # p_0 .. p_4, distinct rows
 with_positions = lambda x: head(x + P_pos)[0]            # slot i gets x_i + p_i
 content_only = lambda x: head(x)[0]
@@ -240,10 +252,10 @@ assert broken > 0.05, broken
 print(f"{len(perms)} non-identity permutations: max|f(PX) - P f(X)| < 1e-5 without positions, "
       f">= {broken:.2f} with them")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # The very check of section 2, `assert_close(f(PX), P f(X))`, now fails:
 
-# %%
+# %% slideshow={"slide_type": "-"}
 P = permutation_matrix(random_permutation(n, seed=0))
 try:
     torch.testing.assert_close(with_positions(P @ X), P @ with_positions(X))
@@ -252,7 +264,7 @@ except AssertionError as err:
 else:
     raise AssertionError("adding p_i should break equivariance")
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 x = order.token_vectors("dog")[0]
 twice = torch.stack([x, x])                     # the same token in slots 0 and 1
 assert torch.equal(twice[0], twice[1])
@@ -264,7 +276,7 @@ gap = float((out_b - out_a[order.reordering(a, b)]).abs().max())
 assert gap > 0.05
 print(f"with positions, 'dog' as subject and 'dog' as object now have different outputs (up to {gap:.2f} apart)")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 1.3 · Write the permutation check (★★☆ medium · ~10 min)
 #
 # Write `equivariance_error(f, x, perm)` that returns one number, $\max|f(PX) - P f(X)|$, where
@@ -272,7 +284,7 @@ print(f"with positions, 'dog' as subject and 'dog' as object now have different 
 # (up to rounding) for plain self-attention and a clearly positive number once positions or a
 # causal mask are added. (This is what `pe_helpers.check_equivariance` does.)
 
-# %% jupyter={"source_hidden": true} pe_exercise="1.3" tags=["solution"]
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="1.3" tags=["solution"]
 from collections.abc import Callable
 
 import torch
@@ -283,10 +295,10 @@ def equivariance_error(f: Callable[[torch.Tensor], torch.Tensor], x: torch.Tenso
     return float((f(x[perm]) - f(x)[perm]).abs().max())
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_equivariance_error(equivariance_error)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 6 · Beyond the seed: a causal mask already knows order (NoPE)
 #
 # **Claim.** Decoder models use a causal mask: query $i$ may attend only to keys $j \le i$. That
@@ -298,13 +310,17 @@ assert check_equivariance_error(equivariance_error)
 # order (Haviv et al., 2022, *Transformer Language Models without Positional Encodings Still
 # Learn Positional Information*).
 
-# %%
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Ask: can a decoder with no positional encoding know order? (Yes: the causal mask lets a
+# token count its predecessors.)
+
+# %% slideshow={"slide_type": "fragment"}
 causal = lambda x: head(x, causal_mask(x.shape[-2]))[0]
 masked = min(check_equivariance(causal, X, p) for p in perms)
 assert masked > 0.05, masked
 print(f"causal mask, no positions: max|f(PX) - P f(X)| >= {masked:.2f} for every non-identity permutation")
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 start, word = order.token_vectors("<s> la")
 seq = torch.stack([start] + [word] * 5)                     # <s> la la la la la
 plain, _ = head(seq)
@@ -317,7 +333,7 @@ assert gaps.min() > 1e-3, "with the mask every 'la' has its own output"
 print("no mask: the five 'la' outputs are identical (no position)")
 print("causal mask: weight on <s> at slots 1..5 =", [round(w, 3) for w in on_start.tolist()])
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "without a positional encoding a Transformer cannot know order at all". True
 # > for an encoder (bidirectional attention, sections 2–5). A decoder's causal mask leaks order:
 # > a token can count its predecessors. NoPE models rely on this; Kazemnejad et al. (2023) found

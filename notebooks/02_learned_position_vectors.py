@@ -6,7 +6,7 @@
 #     name: python3
 # ---
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # # 02 · Adding position, and learned position vectors (可学习位置向量)
 #
 # Notebook 01 showed that attention cannot see order. The fix of the original Transformer and of
@@ -19,7 +19,7 @@
 # 3. shows what the rows become, what happens past position $L-1$, and what an enlarged table contains;
 # 4. lets you slide through the rows in an app.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 # %matplotlib inline
 # %xmode Minimal
 import time
@@ -35,7 +35,7 @@ from pe_helpers.figures.learned import plot_qkv_change, plot_similarity_heatmaps
 torch.manual_seed(0)
 torch.set_num_threads(1)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 1 · Position goes in before $W_Q$, $W_K$, $W_V$
 #
 # **Claim.** The position matrix is added to the input, $\tilde X = X + P$, *before* the projections:
@@ -45,7 +45,7 @@ torch.set_num_threads(1)
 # So the change caused by position alone is $PW_Q$, $PW_K$ and $PW_V$: all three carry position,
 # with no way to keep it out of $V$. **Measure it**: the same tokens, with and without a table.
 
-# %%
+# %% slideshow={"slide_type": "fragment"}
 n, d = 8, 16
 X = torch.randn(n, d)
 head = SelfAttention(d, seed=0)
@@ -62,10 +62,10 @@ changes = {
 for method, c in changes.items():
     print(f"{method:>20}: relative change  Q {c['Q']:.2f}   K {c['K']:.2f}   V {c['V']:.2f}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check it**: the change in $V$ is exactly $PW_V$ (likewise for $Q$, $K$), and every one is large.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 P = table.table.detach()
 for M, W, new, old in zip("QKV", (head.W_Q, head.W_K, head.W_V), added, plain):
     torch.testing.assert_close(new - old, P @ W.detach())
@@ -78,19 +78,23 @@ assert changes["RoPE (rotates q, k)"]["V"] == 0.0
 torch.testing.assert_close(rotated[0].norm(dim=-1), plain[0].norm(dim=-1))   # RoPE rotates, adds nothing
 print("ΔQ = P W_Q, ΔK = P W_K, ΔV = P W_V: position reaches all three")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **See it.** RoPE (rotary position embedding, notebook 06) is the contrast: it rotates $q$ and $k$
 # *after* the projections and leaves $V$ alone.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 plot_qkv_change(changes)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* With an additive $X + P$ the relative change is large in Q, K **and** V; RoPE (notebook 06)
+# leaves V unchanged.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "position only affects where a token attends (Q and K)". With an additive
 # > encoding the values carry it too: what a token *passes on* depends on its slot. Only encodings
 # > that act after the projections, such as RoPE, keep $V$ position-free.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 2.1 · Positions before the projections (★☆☆ easy · ~5 min)
 #
 # Write `project_with_positions(x, table, w_q, w_k, w_v)` returning `(q, k, v)` for `x` of shape
@@ -98,7 +102,7 @@ plot_qkv_change(changes)
 # The checker names the usual slips (adding $P$ after the projection, leaving $V$ without positions,
 # transposed weights).
 
-# %% jupyter={"source_hidden": true} pe_exercise="2.1" tags=["solution"]
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="2.1" tags=["solution"]
 import torch
 
 
@@ -110,10 +114,10 @@ def project_with_positions(
     return x_tilde @ w_q, x_tilde @ w_k, x_tilde @ w_v
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_positions_before_projection(project_with_positions)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2 · The learned table is an embedding table
 #
 # **Claim.** With a maximum length $L$ and width $d$, the learned encoding is a parameter matrix
@@ -121,7 +125,7 @@ assert check_positions_before_projection(project_with_positions)
 # exactly like a token embedding (`nn.Embedding`), and trained by back-propagation with the rest
 # of the model. `LearnedPositionalEmbedding(L, d)` is that table; `forward(x)` returns $X + P[:n]$.
 
-# %%
+# %% slideshow={"slide_type": "fragment"}
 L, d_model = 16, 32
 emb = LearnedPositionalEmbedding(L, d_model, seed=0)
 as_embedding = torch.nn.Embedding.from_pretrained(emb.table.detach())
@@ -130,7 +134,7 @@ x = torch.zeros(2, 10, d_model)
 torch.testing.assert_close(emb(x), emb.table[:10].expand(2, 10, d_model))                  # X + P[:n]
 print(emb, "|", emb.table.numel(), "parameters: one free vector per position")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3 · Train it briefly on a task that needs order
 #
 # The task: **running maximum** of digits, $y_i = \max(x_0, \dots, x_i)$. The answer at slot $i$
@@ -139,29 +143,33 @@ print(emb, "|", emb.table.numel(), "parameters: one free vector per position")
 # embedding, the learned table, one attention head, a linear read-out; 500 Adam steps on
 # sequences of length $L = 16$, about a second on one core, deterministic.
 
-# %%
+# %% slideshow={"slide_type": "fragment"}
 start = time.perf_counter()
 trained = learned.train_running_max()                     # with learned positions
 blind = learned.train_running_max(use_positions=False)    # the same model, no positions
 print(f"two trainings: {time.perf_counter() - start:.1f} s elapsed")
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 by_slot = learned.accuracy_by_position(blind.model, L)
 print(f"accuracy with learned positions: {trained.accuracy:.2f}; without positions: {blind.accuracy:.2f}")
 print("without positions, accuracy at slots 0..4:", [round(a, 2) for a in by_slot[:5].tolist()])
 assert trained.accuracy > 0.95
 assert blind.accuracy < 0.8 and by_slot[0] < 0.3, "slot 0 cannot know it is first"
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **See it.** The cosine similarity of every pair of rows, $C_{ij} = \cos(p_i, p_j)$, before and
 # after training. Before: random vectors, nearly orthogonal. After: a band. Neighbouring positions
 # have similar vectors and distant ones point apart: the task taught the table an order.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 plot_similarity_heatmaps({"before training (random init)": trained.initial_table,
                           "after training (running maximum)": trained.trained_table})
 
-# %%
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Random before, a band after: the order of the rows comes from the task, not from the
+# design.
+
+# %% slideshow={"slide_type": "skip"}
 before, after = learned.row_cosine_similarity(trained.initial_table), learned.row_cosine_similarity(trained.trained_table)
 far = torch.ones(L, L, dtype=torch.bool).triu(8)       # pairs at distance >= 8
 for name, c in (("before", before), ("after", after)):
@@ -170,19 +178,19 @@ for name, c in (("before", before), ("after", after)):
 assert torch.diagonal(after, 1).mean() > 0.6 and after[far].mean() < 0
 assert torch.diagonal(before, 1).abs().mean() < 0.2
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "learned position vectors are ordered by design, neighbours close". They start
 # > as random, unrelated vectors (left heatmap); any structure comes from the task and the data.
 # > Another task would carve another pattern; rows the data never reach stay random.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 2.2 · The similarity heatmap (★★☆ medium · ~10 min)
 #
 # Write `row_similarity(table)` returning the $L\times L$ matrix $C_{ij} = \dfrac{p_i \cdot p_j}{\lVert p_i\rVert\,\lVert p_j\rVert}$
 # of a table's rows (the heatmaps above). The checker names the usual slips: raw dot products,
 # normalising one side only, comparing columns instead of rows.
 
-# %% jupyter={"source_hidden": true} pe_exercise="2.2" tags=["solution"]
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="2.2" tags=["solution"]
 import torch
 
 
@@ -192,22 +200,22 @@ def row_similarity(table: torch.Tensor) -> torch.Tensor:
     return unit @ unit.T
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_row_similarity(row_similarity)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4 · Position $L$ does not exist
 #
 # **Claim.** The table has rows $0 .. L-1$. A sequence longer than $L$ asks for a row that was never
 # built, and `LearnedPositionalEmbedding` says so, naming $L$:
 
-# %%
+# %% slideshow={"slide_type": "fragment"}
 from pe_helpers.checks import expect_error
 
 with expect_error(PositionOutOfRangeError, match="max_len=16"):
     trained.positions(torch.zeros(1, L + 1, d_model))      # 17 tokens, 16 rows
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 try:
     trained.positions.lookup([L])
 except PositionOutOfRangeError as err:
@@ -216,7 +224,7 @@ except PositionOutOfRangeError as err:
 else:
     raise AssertionError("position L must raise")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5 · Enlarging the table gives rows that were never trained
 #
 # **Claim.** We can always make the table longer (`.extended(new_len)` keeps the $L$ trained rows and
@@ -225,14 +233,14 @@ else:
 # continue none of the learned band. The model has never learned what they mean (外推, extrapolation, is
 # weak; notebook 05 measures it).
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 bigger = trained.positions.extended(24, seed=1)
 torch.testing.assert_close(bigger.table[:L], trained.positions.table)     # trained rows kept as they are
 plot_similarity_heatmaps({"trained table enlarged to 24 rows": bigger.table.detach(),
                           "reference: 24 random rows": LearnedPositionalEmbedding(24, d_model, seed=2).table.detach()},
                          trained_rows={"trained table enlarged to 24 rows": L})
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 big = learned.row_cosine_similarity(bigger.table)
 untrained_vs_trained = big[L:, :L].abs().mean()
 random_level = (2 / (torch.pi * d_model)) ** 0.5
@@ -241,7 +249,7 @@ print(f"cos(p_15, p_14) = {big[15, 14]:+.2f} (trained neighbours), cos(p_16, p_1
 assert abs(untrained_vs_trained - random_level) < 0.05
 assert big[15, 14] > 0.6 and abs(big[16, 15]) < 0.4
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 6 · Slide through the rows
 #
 # **See it.** Move the position $i$. Left: the row $p_i$ (scaled by the table's largest entry).
@@ -249,13 +257,17 @@ assert big[15, 14] > 0.6 and abs(big[16, 15]) < 0.4
 # grey band marks the rows added by `.extended` that were never trained. Switch **table** to
 # *before training* to see the random start.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 learned_position_app()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Slide `position i` past the training length into the grey band: the new rows look like
+# noise, because they were never trained.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check it**: the app shows the same numbers as the compute layer (driven headless here).
 
-# %%
+# %% slideshow={"slide_type": "-"}
 app = learned_position_app()
 curve = next(ax for ax in app.figure.axes if ax.get_title().startswith("cos(p_i, p_j) for every"))
 for i in (0, 7, 15, 16, 23):
@@ -266,7 +278,7 @@ for i in (0, 7, 15, 16, 23):
 app.close()
 print("app rows 0, 7, 15 (trained) and 16, 23 (never trained) match the table")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "a bigger table means the model handles longer inputs". The table can grow
 # > but its new rows are random: computing or allocating a vector for position 20 is not the same as
 # > the model having learned to use it. (The same holds, less visibly, for sinusoidal encodings:

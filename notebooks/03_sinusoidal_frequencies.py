@@ -6,7 +6,7 @@
 #     name: python3
 # ---
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # # 03 · Sinusoidal encoding and its frequencies (正弦位置编码)
 #
 # The original Transformer does not learn its position vectors: it *computes* them, with sines and cosines of
@@ -23,7 +23,7 @@
 # Notation (as in every notebook): `pos` a position, `d` the model dimension, `i` a dimension *pair*
 # (维度组, $0 \le i < d/2$), $\omega_i$ its frequency.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 # %matplotlib inline
 import math
 
@@ -40,7 +40,7 @@ from pe_helpers.frequencies import (first_unrepresentable_integer, float32_spaci
 torch.manual_seed(0)
 torch.set_num_threads(1)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 1 · The formula (公式)
 #
 # **Claim.** For position `pos` and pair `i`, the sinusoidal encoding (正弦位置编码) puts a sine in the even
@@ -52,7 +52,11 @@ torch.set_num_threads(1)
 # with $\text{base} = 10000$ in the paper and the seed. `pe_helpers.sinusoidal(seq_len, d)` returns this table,
 # rows = positions, columns = dimensions. The cell below checks it against the formula written out by hand.
 
-# %%
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Ask: how many positions does pair 0 need for one full turn? ($2\pi \approx 6.3$.) And the
+# last pair? (Almost $2\pi\cdot 10000$.)
+
+# %% slideshow={"slide_type": "fragment"}
 d = 16
 pos = torch.arange(50, dtype=torch.float64)[:, None]
 two_i = torch.arange(0, d, 2, dtype=torch.float64)
@@ -63,7 +67,7 @@ torch.testing.assert_close(inverse_frequencies(d), 10000 ** (-two_i / d))
 print("PE(pos, 2i) = sin(pos/10000^(2i/d)) and PE(pos, 2i+1) = cos(pos/10000^(2i/d)) for pos < 50, d = 16")
 print("PE(1)[:6] =", [round(v, 4) for v in pe[1, :6].tolist()])
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2 · The frequencies fall geometrically, not linearly
 #
 # **Claim.** Going from pair $i$ to pair $i+1$ always *multiplies* the frequency by the same factor,
@@ -75,12 +79,12 @@ print("PE(1)[:6] =", [round(v, 4) for v in pe[1, :6].tolist()])
 # $\lambda_i = 2\pi/\omega_i = 2\pi\cdot\text{base}^{2i/d}$: from $2\pi \approx 6.28$ positions (pair 0, the fastest)
 # up to just below $2\pi\cdot\text{base} \approx 62832$ (the last pair, $i = d/2 - 1$, has $\text{base}^{(d-2)/d}$).
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 fig, (ax_omega, ax_wave) = plt.subplots(1, 2, figsize=(9, 3.6), layout="constrained")
 draw_frequencies(ax_omega, ax_wave, dims=(16, 64, 128), base=10000.0)
 plt.show()
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 for d, base in [(16, 10000.0), (64, 10000.0), (512, 10000.0), (64, 100.0)]:
     omega, lam = inverse_frequencies(d, base), wavelengths(d, base)
     ratio = omega[1:] / omega[:-1]
@@ -93,12 +97,12 @@ for d, base in [(16, 10000.0), (64, 10000.0), (512, 10000.0), (64, 100.0)]:
     print(f"d = {d:3d}, base = {base:7.0f}: ratio ω_(i+1)/ω_i = {base ** (-2 / d):.4f}, "
           f"wavelengths {lam[0]:.2f} … {lam[-1]:9.1f}  (2π·base = {2 * math.pi * base:.1f})")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "the frequencies are spread evenly over the dimensions". They are not: half of the pairs
 # > have wavelengths above $2\pi\sqrt{\text{base}} \approx 628$ positions. A larger `d` adds pairs *between*
 # > the same two ends (2π and 2π·base); only `base` moves the slow end.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3 · The seed's heatmap (频率热力图), as an app
 #
 # Rows are positions (0 at the top, growing downwards), columns are the pair `i`, colours are
@@ -109,21 +113,25 @@ for d, base in [(16, 10000.0), (64, 10000.0), (512, 10000.0), (64, 100.0)]:
 # **Try it.** Switch *channel* to `cos`: same frequencies, shifted by a quarter turn. Lower `base` to 100: the
 # right side starts moving. Raise `seq_len` to 512: even the middle columns turn.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 frequency_heatmap_app()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Switch `channel` to cos; lower `base` to 100; raise `seq_len` to 512. Ask: which columns
+# tell neighbouring positions apart?
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check.** Count how often each sin column changes sign over positions 1 … 63: a column with frequency
 # $\omega_i$ crosses zero about $63\,\omega_i/\pi$ times, so the count can only fall from left to right.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 sin_part = sinusoidal(64, 64)[1:, 0::2]  # rows 1..63: skip sin(0) = 0
 changes = (torch.sign(sin_part[1:]) != torch.sign(sin_part[:-1])).sum(dim=0)
 assert bool((changes[1:] <= changes[:-1]).all()), "sign changes must not increase from left to right"
 assert changes[0] >= 19 and changes[-1] == 0
 print("sign changes over positions 1..63, pairs 0..11:", changes[:12].tolist(), "… last pair:", int(changes[-1]))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4 · Sin and cos of a pair: the same wave, a quarter turn apart
 #
 # **Claim.** Columns $2i$ and $2i+1$ share one frequency and differ only by a phase of $\pi/2$:
@@ -131,19 +139,19 @@ print("sign changes over positions 1..63, pairs 0..11:", changes[:12].tolist(), 
 # $\sin^2 + \cos^2 = 1$ (notebook 04 builds on this). Below: continuous curves, with the table's entries at
 # integer positions as markers.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 fig, ax = plt.subplots(figsize=(9, 3.6), layout="constrained")
 draw_dimension_traces(ax, pairs=(0, 2), seq_len=24, d=16)
 plt.show()
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 pe = sinusoidal(300, 32, dtype=torch.float64)
 angles = torch.arange(300, dtype=torch.float64)[:, None] * inverse_frequencies(32)
 torch.testing.assert_close(pe[:, 1::2], torch.sin(angles + math.pi / 2))  # cos = sin shifted by π/2
 torch.testing.assert_close(pe[:, 0::2] ** 2 + pe[:, 1::2] ** 2, torch.ones(300, 16, dtype=torch.float64))
 print("cos(pos·ω_i) = sin(pos·ω_i + π/2) and sin² + cos² = 1 for every pair, pos < 300, d = 32")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 3.1 · Implement the sinusoidal table yourself (★☆☆ easy · ~10 min)
 #
 # Write `my_sinusoidal(seq_len, dim)` that returns the `[seq_len, dim]` table of section 1 (interleaved layout:
@@ -152,7 +160,11 @@ print("cos(pos·ω_i) = sin(pos·ω_i + π/2) and sin² + cos² = 1 for every pa
 # Run the check cell: it compares your table with the reference for several sizes and names the mistake if it
 # recognises one.
 
-# %% jupyter={"source_hidden": true} pe_exercise="3.1" tags=["solution"]
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Ten minutes. Walk around and read the checker's messages over shoulders; the most common
+# slip is the cos exponent written $2(i+1)/d$.
+
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="3.1" tags=["solution"]
 import torch
 
 
@@ -167,10 +179,10 @@ def my_sinusoidal(seq_len: int, dim: int) -> torch.Tensor:
     return pe
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_sinusoidal(my_sinusoidal)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** the formula is short, and it is often copied with one small slip that still gives a
 # > plausible-looking heatmap. Seen in public code and questions: the cos exponent written $2(i+1)/d$; the column
 # > index $j$ used instead of $2\lfloor j/2\rfloor$ (so sin and cos of a pair get different frequencies); base 1000;
@@ -178,7 +190,7 @@ assert check_sinusoidal(my_sinusoidal)
 # > divide; sin in every column; the concatenated layout where the interleaved one was meant. The checker
 # > recognises each of them: below, every buggy version is run through it.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 for name, (buggy, what) in example_mistakes().items():
     result = check_sinusoidal(buggy, quiet=True)
     assert not result and result.mistake == name, (name, result)
@@ -186,7 +198,7 @@ for name, (buggy, what) in example_mistakes().items():
 print()
 _ = check_sinusoidal(example_mistakes()["cos-exponent"][0])  # what a student sees
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5 · Two layouts in public code: interleaved and concatenated (交错 vs 拼接)
 #
 # **Claim.** The paper and the seed *interleave* the columns (sin, cos, sin, cos, …); tensor2tensor, fairseq and
@@ -198,12 +210,12 @@ _ = check_sinusoidal(example_mistakes()["cos-exponent"][0])  # what a student se
 #
 # and a linear layer absorbs it: if $y = W\,x_{\text{inter}}$, then $W' = W[:, P]$ gives $W' x_{\text{concat}} = y$.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 fig, (ax_inter, ax_concat) = plt.subplots(1, 2, figsize=(9, 3.6), layout="constrained")
 draw_layouts(ax_inter, ax_concat, seq_len=48, d=32)
 plt.show()
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 d = 32
 inter, concat = sinusoidal(100, d), sinusoidal(100, d, layout="concatenated")
 perm = layout_permutation(d)
@@ -219,7 +231,7 @@ with torch.no_grad():
 print("P =", perm[:8].tolist(), "…", perm[-4:].tolist())
 print("Linear(W)(interleaved) == Linear(W[:, P])(concatenated), up to float32 rounding")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 3.2 · Undo the layout change (★★☆ medium · ~10 min)
 #
 # `layout_permutation(d)` turns the interleaved table into the concatenated one. Write
@@ -228,7 +240,7 @@ print("Linear(W)(interleaved) == Linear(W[:, P])(concatenated), up to float32 ro
 # Think: interleaved column $2i$ is the sin of pair $i$ — where does it sit in the concatenated table? And
 # column $2i+1$?
 
-# %% jupyter={"source_hidden": true} pe_exercise="3.2" tags=["solution"]
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="3.2" tags=["solution"]
 import torch
 
 
@@ -240,17 +252,17 @@ def concatenated_to_interleaved(dim: int) -> torch.Tensor:
     return torch.stack([sin_cols, cos_cols], dim=1).reshape(-1)
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_concatenated_to_interleaved(concatenated_to_interleaved)
 
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "interleaved and concatenated are two different encodings". They carry exactly the same
 # > information; the first linear layer can learn either. What does matter: a *pretrained* model's weights are
 # > tied to the layout it was trained with. Feed it the other layout without permuting the weights and it
 # > silently breaks. (Notebook 06 meets the same choice for RoPE: interleaved pairs vs the "half" split.)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 6 · Numerical precision (数值精度): float32 angles, bf16 positions
 #
 # **Claim.** The seed's implementation does every step in float32, including the angle `pos * inv_freq`.
@@ -262,7 +274,7 @@ assert check_concatenated_to_interleaved(concatenated_to_interleaved)
 #
 # Here is the seed's code, verbatim:
 
-# %%
+# %% slideshow={"slide_type": "fragment"}
 def sinusoidal_position_embedding(seq_len: int, dim: int, base: float = 10000.0):
     position = torch.arange(seq_len).float().unsqueeze(1)          # [seq_len, 1]
     index = torch.arange(0, dim, 2).float()                        # [dim / 2]
@@ -282,7 +294,7 @@ assert torch.equal(seed_sinusoidal_rows(some, 64), seed_table[some]), "same floa
 print("the seed's recipe, rebuilt row by row, matches bit for bit: we can evaluate it at position 1e6",
       "without a 1e6-row table")
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 d = 64
 positions = torch.unique(torch.logspace(0, 6, 61, dtype=torch.float64).round().long())
 exact = torch.stack([sinusoidal(1, d, offset=int(p), dtype=torch.float64)[0] for p in positions])
@@ -292,12 +304,12 @@ seed_error = (seed - exact).abs().amax(dim=1)
 helper_error = (helper - exact).abs().amax(dim=1)
 spacing = float32_spacing(positions)
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 fig, ax = plt.subplots(figsize=(8, 3.6), layout="constrained")
 draw_float32_error(ax, positions, seed_error, helper_error, spacing)
 plt.show()
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 assert bool((seed_error <= spacing).all()), "the seed's error stays below one float32 spacing of pos"
 at = {int(p): float(e) for p, e in zip(positions, seed_error)}
 assert at[100000] > 1e-3 and at[1000000] > 1e-2, "float32 angles are visibly off at large positions"
@@ -306,13 +318,13 @@ for p in (10000, 100000, 1000000):
     print(f"pos = {p:>7}: float32 spacing {float(float32_spacing(p)):.4f}, seed recipe error ≈ "
           f"{at[p]:.0e}, pe_helpers error < 1e-6")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **bf16.** Many models run in bfloat16, which keeps only 8 significant bits: every integer up to 256 is exact,
 # but 257 is not (it rounds to 256); between 256 and 512 only even numbers exist, then multiples of 4, ….
 # So a bf16 `position` tensor cannot even hold most positions above 256, before any sine is taken:
 # compute positions and angles in float32 or, better, float64.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 assert first_unrepresentable_integer(torch.bfloat16) == 257
 positions = torch.arange(4096, dtype=torch.float64)
 exact = positions.to(torch.bfloat16).double() == positions
@@ -321,7 +333,7 @@ assert float(torch.tensor(257.0).bfloat16()) == 256.0
 print(f"bf16 stores every position 0..256 exactly; 257 becomes {float(torch.tensor(257.0).bfloat16()):.0f}; "
       f"of positions 257..4095 only {int(exact[257:].sum())} of {4096 - 257} are exact")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## Summary
 #
 # - $PE(pos, 2i) = \sin(pos\,\omega_i)$, $PE(pos, 2i+1) = \cos(pos\,\omega_i)$, $\omega_i = \text{base}^{-2i/d}$;

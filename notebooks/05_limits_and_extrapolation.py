@@ -6,7 +6,7 @@
 #     name: python3
 # ---
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # # 05 · The limits of absolute positional encoding (绝对位置编码的局限)
 #
 # Notebooks 02–04 built absolute encodings, learned and sinusoidal, and showed what they can do.
@@ -21,7 +21,7 @@
 # length up to $L$ and test them up to $4L$. All training happens in this notebook, on the CPU,
 # in well under a minute.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 # %matplotlib inline
 # %xmode Minimal
 import matplotlib.pyplot as plt
@@ -36,7 +36,7 @@ from pe_helpers.figures import plot_accuracy, plot_attention_map
 _ = torch.manual_seed(0)
 L = 16   # the training length: the lab trains on copy lengths 1..L and tests on 1..4L
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 1 · Additive mixing (加法混合, seed §4.1)
 #
 # **Claim.** An absolute encoding *adds* position to content, $\tilde x_i = x_i + p_i$, and every later
@@ -48,7 +48,11 @@ L = 16   # the training length: the lab trains on copy lengths 1..L and tests on
 # Nothing forbids such a pair: token vectors are free parameters, and $x_b = x_a + p_i - p_j$ is as
 # legal a row as any. **Construct one**: token $a$ at position 5, and a token $b$ at position 40.
 
-# %%
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Token $a$ at position 5 and a constructed token $b$ at position 40 give the same $x + p$:
+# a sum cannot be undone.
+
+# %% slideshow={"slide_type": "fragment"}
 d = 32
 pe = sinusoidal(64, d)                      # p_0 .. p_63, the fixed sinusoidal table
 tokens = torch.randn(10, d)                 # stand-in for 10 learned token vectors x_0 .. x_9
@@ -60,11 +64,11 @@ print(f"|x_a - x_b| = {(tokens[a] - x_b).norm():.2f}   (different tokens)")
 print(f"|p_5 - p_40| = {(pe[i] - pe[j]).norm():.2f}   (different positions)")
 print("the two sums agree to float32 rounding:", bool(torch.allclose(sum_1, sum_2, atol=1e-5)))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check it**: the next layer's queries, keys and values are identical for both, while the two pairs
 # are far apart as pairs. Concatenation $[x; p]$ (a different design) would keep them apart.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 head = SelfAttention(d, seed=0)
 with torch.no_grad():
     q, k, v = head.project(torch.stack([sum_1, sum_2]))
@@ -76,7 +80,7 @@ assert concat_gap > 1, "concatenation keeps content and position in separate coo
 print(f"with concatenation [x; p] the two inputs would be {concat_gap:.2f} apart")
 
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Try it**: pick other `a, i, j`. The collision works for every choice, because the construction only
 # uses vector addition. In a trained model exact collisions are unlikely, but the point stands: only
 # the *learned weights* can keep content and position in separate directions; the architecture does not.
@@ -86,7 +90,7 @@ print(f"with concatenation [x; p] the two inputs would be {concat_gap:.2f} apart
 # > apart, and every projection $W_Q, W_K, W_V$ receives both (notebook 02). RoPE (notebook 06) avoids the
 # > sum altogether: it rotates $q$ and $k$ instead of adding to $x$.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2 · The extrapolation lab: train short
 #
 # To study §4.2 and §4.3 on tables that were actually *trained*, we train now.
@@ -110,7 +114,7 @@ print(f"with concatenation [x; p] the two inputs would be {concat_gap:.2f} apart
 #
 # Before you run it, make a prediction.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 5.1 · Predict the curve before running (★☆☆ easy · ~5 min)
 #
 # Every model below will copy almost perfectly at the lengths it was trained on. Write
@@ -119,7 +123,11 @@ print(f"with concatenation [x; p] the two inputs would be {concat_gap:.2f} apart
 # $0.1$), or `None` for a model you think cannot run at all. Write it *before* looking at the results;
 # the check (after the training) accepts a guess within 0.25 of what was measured and explains misses.
 
-# %% jupyter={"source_hidden": true} pe_exercise="5.1" tags=["solution"]
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Everyone writes a prediction **before** the results are shown; the check comes after the
+# results slide.
+
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="5.1" tags=["solution"]
 def predicted_accuracy_at_2L() -> dict:
     """My guess of each model's token accuracy at copy length 2L (None: the model cannot run there)."""
     # learned: its table ends at position 2L - 1, so a length-2L copy (4L positions) cannot even run.
@@ -129,14 +137,14 @@ def predicted_accuracy_at_2L() -> dict:
     return {"none": 0.3, "learned": None, "sinusoidal": 0.2, "rope": 0.25}
 
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # Now train all of them (about 15–30 s, depending on the machine; the four trainings run side by
 # side in threads, each seeded, so the numbers are the same every run).
 
-# %%
+# %% slideshow={"slide_type": "-"}
 results = lab.run_lab(["none", "learned", "learned-extended", "sinusoidal", "rope"], train_len=L, seed=0)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3 · Relative distance is only implicit (相对距离, seed §4.2)
 #
 # **Claim.** The sinusoidal table encodes offsets uniformly: $PE(i+k) = R(k)\,PE(i)$ (notebook 04), so the
@@ -148,7 +156,7 @@ results = lab.run_lab(["none", "learned", "learned-extended", "sinusoidal", "rop
 # 20 are two unrelated pairs of vectors. **Measure it** in the table the `learned` model just trained,
 # even though its task (look back $n$) is all about offsets.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "fragment"} tags=["nbval-ignore-output"]
 P_learned = results.model("learned").model.position.table.detach()   # [2L, d], trained on the copy task
 P_sin = sinusoidal(2 * L, P_learned.shape[1])
 
@@ -165,7 +173,7 @@ for k in (1, 2, 4):
           f"sinusoidal from {c_s.min():+.4f} to {c_s.max():+.4f}")
 
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 def spread(values: torch.Tensor) -> float:
     return float(values.max() - values.min())
 
@@ -174,7 +182,7 @@ for k in (1, 2, 4):
     assert spread(offset_cosines(P_sin, k)) < 1e-5, "sinusoidal: the same offset looks the same everywhere"
     assert spread(offset_cosines(P_learned, k)) > 0.2, "learned: the same offset looks different at each position"
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 fig, axes = plt.subplots(1, 2, figsize=(8, 3.6), layout="constrained")
 for ax, (name, table) in zip(axes, (("trained learned table", P_learned), ("sinusoidal table", P_sin))):
     unit = table / table.norm(dim=1, keepdim=True)
@@ -185,7 +193,7 @@ for ax, (name, table) in zip(axes, (("trained learned table", P_learned), ("sinu
 fig.colorbar(image, ax=axes, shrink=0.85, label="cosine similarity")
 plt.show()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # On the right every diagonal $j - i = k$ has one colour (a Toeplitz matrix): the offset is written
 # into the geometry. On the left the colours along a diagonal change: the learned model had to learn
 # "look back $n$" separately for every absolute position it saw, and it only saw positions below $2L$.
@@ -195,7 +203,7 @@ plt.show()
 # > exactly what breaks in the next section. Relative schemes (RoPE, ALiBi, T5 bias) build the offset into
 # > the attention score instead.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4 · Length extrapolation: test long (长度外推, seed §4.3)
 #
 # **Claim.** Past the training length the model's accuracy collapses, whether or not its encoding can be
@@ -203,24 +211,24 @@ plt.show()
 # token accuracy on the copied half, at every copy length $n = 1..4L$, on the same fixed sequences for every
 # model. First your prediction:
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_extrapolation_prediction(predicted_accuracy_at_2L)
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "skip"} tags=["nbval-ignore-output"]
 print(results.table())
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 fig, ax = plt.subplots(figsize=(8, 3.6), layout="constrained")
 plot_accuracy(ax, results)
 plt.show()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check it** (only what is robust across machines and seeds): every scheme that can learn the task
 # copies at least 95 % of tokens right on the training lengths; the learned table refuses to run past $L$;
 # the extended table and the sinusoidal encoding, which *can* produce vectors for every position, are far
 # below their in-distribution accuracy at $2L$ and beyond.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 for e in results.encodings:
     far = results.mean_accuracy(e, 2 * L, 4 * L)
     print(f"{e:>17}: in-distribution {results.in_distribution(e):.3f}   at 2L..4L "
@@ -233,10 +241,10 @@ for e in ("learned-extended", "sinusoidal"):
     far = results.mean_accuracy(e, 2 * L, 4 * L)
     assert far < 0.5 * results.in_distribution(e), f"{e} should be far below its in-distribution accuracy"
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # The learned table has no row for position $2L$: asking for it is an error, not a wrong answer.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 try:
     lab.accuracy(results.model("learned"), L + 1)
 except PositionOutOfRangeError as err:
@@ -244,14 +252,14 @@ except PositionOutOfRangeError as err:
 else:
     raise AssertionError("a learned table must refuse positions it does not have")
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 from pe_helpers.checks import expect_error
 
 too_long = lab.eval_batch(L + 1, vocab_size=10).inputs      # copy length 17: 34 positions
 with expect_error(PositionOutOfRangeError, match="max_len=32"):
     results.model("learned").model(too_long)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### See it: the copy head inside and past the training length
 #
 # The attention map of the sinusoidal model's *copy head* (the head whose weight falls most on the token
@@ -259,7 +267,7 @@ with expect_error(PositionOutOfRangeError, match="max_len=32"):
 # drawn diagonal. At $n = 2L$ the grey lines mark position $2L$: beyond it every query meets position
 # vectors it never saw, and the line dissolves; the head looks at the wrong tokens.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 fig, axes = plt.subplots(1, 2, figsize=(8, 3.8), layout="constrained")
 for ax, n in zip(axes, (L, 2 * L)):
     image = plot_attention_map(ax, results, "sinusoidal", n)
@@ -267,7 +275,7 @@ fig.colorbar(image, ax=axes, shrink=0.85, label="attention weight A[t, s]")
 plt.show()
 
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "skip"} tags=["nbval-ignore-output"]
 def copy_source_weight(encoding: str, n: int) -> float:
     '''Mean weight the copy head puts on the right key: A[n + j, j] for j = 0 .. n-1.'''
     weights = results.attention_map(encoding, n)
@@ -279,22 +287,25 @@ inside, past = copy_source_weight("sinusoidal", L), copy_source_weight("sinusoid
 print(f"sinusoidal copy head, weight on the right key: n = L: {inside:.2f}   n = 2L: {past:.2f}")
 assert past < 0.5 * inside, "past the training length the copy head loses its target"
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Try it: slide the length
 #
 # Choose an encoding and slide the copy length from 1 to $4L$. Left: that model's copy head on one example
 # sequence (the orange diagonal is where a perfect copy looks). Right: accuracy by length, the chosen model
 # thick, the current length marked. The models are the ones trained above: moving the slider never retrains.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 extrapolation_app(results=results, encoding="sinusoidal", length=2 * L)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Keep `sinusoidal`, slide `length n` from 16 past 32; then switch the encoding.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "sinusoidal encodings extrapolate, because they can be computed at any length".
 # > The *vectors* exist at any length; what the model learned about them does not. Position $2L + 5$
 # > produces a valid $PE$ vector that no weight was ever fitted to, and the attention drifts (seed §4.3).
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5 · What the papers report, and how this small run compares
 #
 # * **Vaswani et al. (2017), *Attention Is All You Need*, Table 3, row (E)**: replacing the sinusoidal
@@ -315,7 +326,7 @@ extrapolation_app(results=results, encoding="sinusoidal", length=2 * L)
 #   too small to test their claim either way. RoPE, relative by construction, holds on a few lengths
 #   past $L$ better than the sinusoidal model, then collapses too.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "fragment"} tags=["nbval-ignore-output"]
 gap = abs(results.in_distribution("learned") - results.in_distribution("sinusoidal"))
 print(f"learned vs sinusoidal at the training lengths: {results.in_distribution('learned'):.3f} vs "
       f"{results.in_distribution('sinusoidal'):.3f} (gap {gap:.3f})")
@@ -330,7 +341,7 @@ just_past = L + 1, L + L // 4
 assert results.mean_accuracy("rope", *just_past) > results.mean_accuracy("sinusoidal", *just_past), "rope holds on longer"
 assert results.mean_accuracy("rope", 2 * L, 4 * L) < 0.5 * results.in_distribution("rope"), "...then collapses too"
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # Want a longer run? The command line trains the same lab with any settings and saves the figure:
 #
 # ```
@@ -338,7 +349,7 @@ assert results.mean_accuracy("rope", 2 * L, 4 * L) < 0.5 * results.in_distributi
 # python -m pe_helpers.cli --steps 6000 --d-model 64 --layers 3 --seed 1 --out build/lab/long.png
 # ```
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 5.2 · The copy-task loss mask (★★☆ medium · ~10 min)
 #
 # The model reads positions $t = 0 .. 2n-1$ of `x1..xn SEP x1..xn` and predicts the token at $t+1$. The
@@ -347,7 +358,7 @@ assert results.mean_accuracy("rope", 2 * L, 4 * L) < 0.5 * results.in_distributi
 # batch have different lengths $n_b$; positions past $2n_b - 1$ are padding). The checker names the usual
 # slips: counting the `SEP` prediction, shifting by one, masking the prompt half, running into the padding.
 
-# %% jupyter={"source_hidden": true} pe_exercise="5.2" tags=["solution"]
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="5.2" tags=["solution"]
 import torch
 
 
@@ -358,10 +369,10 @@ def copy_loss_mask(lengths: torch.Tensor, total_len: int) -> torch.Tensor:
     return (t >= n) & (t < 2 * n)
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_copy_loss_mask(copy_loss_mask)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## Summary
 #
 # * **Mixing**: after $x + p$, content and position are one vector; distinct (token, position) pairs can
