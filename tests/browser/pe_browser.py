@@ -797,9 +797,13 @@ DECK_READY_JS = """() => {
     const reveal = document.querySelector('.reveal.ready');
     const cells = document.querySelector('#rendered_cells');
     return !!reveal && !!cells && getComputedStyle(cells).display !== 'none'
-        && !!document.querySelector('.reveal .slides section.present')
-        && !document.body.innerHTML.includes('Loading widget...');  // every widget rendered
+        && !!document.querySelector('.reveal .slides section.present');
 }"""
+
+#: Widgets still waiting for their model ("Loading widget..." placeholders), as text snippets.
+WIDGETS_LOADING_JS = """() => Array.from(document.querySelectorAll('.reveal .jp-OutputArea-output'))
+    .filter((o) => /Loading widget\\.\\.\\./.test(o.textContent)).length"""
+WIDGET_LOAD_TIMEOUT = 30.0  # s after the first slide
 
 #: Where we are: the URL hash (reveal.js' `history`: "#/h/v" plus "/f" for fragments) and the current slide.
 DECK_STATE_JS = """() => {
@@ -893,7 +897,13 @@ def open_deck(page, server: Server, *, timeout: float = FIRST_SLIDE_TIMEOUT) -> 
     t0 = time.monotonic()
     page.goto(deck_url(server), wait_until="commit", timeout=timeout * 1000)
     page.wait_for_function(DECK_READY_JS, timeout=timeout * 1000, polling=100)
-    return time.monotonic() - t0
+    first = time.monotonic() - t0
+    try:
+        page.wait_for_function(f"() => ({WIDGETS_LOADING_JS})() === 0", timeout=WIDGET_LOAD_TIMEOUT * 1000, polling=200)
+    except Exception as exc:  # noqa: BLE001 (playwright TimeoutError)
+        raise AssertionError(f"{page.evaluate(WIDGETS_LOADING_JS)} widget(s) still show 'Loading widget...' "
+                             f"{WIDGET_LOAD_TIMEOUT:.0f} s after the first slide (their model never reached the page)") from exc
+    return first
 
 
 def deck_state(page) -> dict:  # noqa: ANN001

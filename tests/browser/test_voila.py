@@ -69,9 +69,7 @@ def test_present_mode_shows_apps_without_code_and_a_slider_moves_the_figure(voil
     notebook = voila_server.extra["notebook"]
     stem = notebook.stem
     t0 = time.monotonic()
-    page.goto(voila_server.url("/"), wait_until="domcontentloaded", timeout=180_000)
-    pb.voila_wait_rendered(page)
-    rendered = time.monotonic() - t0
+    rendered = pb.open_deck(page, voila_server)  # the first slide, every widget loaded
     # No code: Voilà strips every input area (strip_sources), only outputs are shown.
     code_inputs = page.locator(".jp-CodeCell .jp-InputArea, .jp-InputArea-editor, .CodeMirror, .cm-editor, .highlight pre")
     assert page.locator(".reveal .slides section").count() > 1, "present mode shows no slides"
