@@ -32,7 +32,7 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
 help:
 	@echo "make lab    - set up (first time) and open JupyterLab on notebooks/"
 	@echo "make test   - set up (first time) and run every test and every notebook"
-	@echo "make present NB=03 - serve notebook 03's apps with Voila (no code cells) for projecting in class"
+	@echo "make present NB=05 - serve notebook 05 as live slides (Voila, Reveal.js) for projecting in class; no NB lists the decks"
 	@echo "make student - write the student edition (solutions replaced by stubs) to student/"
 
 # The stamp records that the lock and the package were installed. The script runs every time (it is
@@ -47,27 +47,17 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) \
 		--ServerApp.root_dir=$(LAB_DIR) --LabApp.news_url=None --LabApp.extension_manager=readonly $(ALLOW_ROOT)
 
-# Present mode for a lecture: one notebook's figures and sliders in Voila, code cells hidden.
-#   make present NB=03     serves notebooks/03_*.ipynb on http://127.0.0.1:8866/?token=...
-# 127.0.0.1 only, token auth kept: open the printed URL (it carries the token; PRESENT_TOKEN=...
-# fixes one). Ctrl+C stops it. NB_DIR lets the browser tests present a copy of notebooks/.
+# Present mode for a lecture: one notebook as live Reveal.js slides (Voila, code hidden, apps live).
+#   make present           lists the decks;   make present NB=05   serves notebooks/05_*.ipynb
+# A thin wrapper over `python -m pe_helpers.present` (127.0.0.1 only, token kept, foreign Host
+# headers refused): open the URL it prints (PRESENT_TOKEN=... fixes the token). Ctrl+C stops it.
+# NB_DIR lets the browser tests present a copy of notebooks/.
 PRESENT_PORT  ?= 8866
 PRESENT_TOKEN ?=
 NB_DIR        ?= notebooks
 present: $(STAMP)
-	@n="$(NB)"; case "$$n" in [0-9]) n="0$$n";; esac; \
-	nb="$$(ls $(NB_DIR)/$${n}_*.ipynb 2>/dev/null)"; \
-	if [ -z "$$n" ] || [ -z "$$nb" ]; then \
-	  echo "make present: NB='$(NB)' matches no $(NB_DIR)/$${n}_*.ipynb; give a notebook number, e.g. make present NB=03. Notebooks:" >&2; \
-	  ls $(NB_DIR) | grep '\.ipynb$$' | sed 's/^/    /' >&2; exit 2; fi; \
-	if [ "$$(echo "$$nb" | wc -l)" -ne 1 ]; then \
-	  echo "make present: NB='$(NB)' matches several notebooks:" $$nb >&2; exit 2; fi; \
-	token="$(PRESENT_TOKEN)"; [ -n "$$token" ] || token="$$($(BIN)/python -c 'import secrets; print(secrets.token_hex(16))')"; \
-	echo "Presenting $$nb with Voila (code cells hidden). Open in a browser:"; \
-	echo "    http://127.0.0.1:$(PRESENT_PORT)/?token=$$token"; \
-	echo "Stop with Ctrl+C."; \
-	exec $(BIN)/voila "$$nb" --no-browser --Voila.ip=127.0.0.1 --port=$(PRESENT_PORT) --Voila.port_retries=0 \
-		--token="$$token" --strip_sources=True --show_tracebacks=False
+	@exec $(BIN)/python -m pe_helpers.present $(if $(strip $(NB)),'$(NB)') --nb-dir '$(NB_DIR)' \
+		--port '$(PRESENT_PORT)' $(if $(PRESENT_TOKEN),--token '$(PRESENT_TOKEN)')
 
 test: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m pytest tests notebooks $(NBVAL) -q -n 2 --dist loadfile

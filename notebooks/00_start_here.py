@@ -6,7 +6,7 @@
 #     name: python3
 # ---
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # # 00 · Start here: absolute positional encoding, taught by running it
 #
 # This collection explains **absolute positional encoding** (绝对位置编码) in Transformers by letting you run every
@@ -25,7 +25,11 @@
 # (★☆☆ easy, ★★☆ medium, ★★★ hard), and the line under it the *importance* for this lesson, 重要度 ●●● (do it), ●●○
 # (do it if you have the time), ●○○ (for the curious), followed by the exercise's learning goal.
 
-# %%
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Say it first: every claim in these notebooks is a cell that asserts it; if `make test`
+# passed the day before, every slide you show was checked.
+
+# %% slideshow={"slide_type": "skip"}
 # %matplotlib inline
 import math
 from pathlib import Path
@@ -39,7 +43,7 @@ from pe_helpers.apps import phasor_app
 torch.manual_seed(0)
 print("pe_helpers", pe_helpers.__version__, "| torch", torch.__version__.split("+")[0])
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## How to run it
 #
 # On a fresh machine, from the repository's top folder, one command does all the set-up:
@@ -54,7 +58,7 @@ print("pe_helpers", pe_helpers.__version__, "| torch", torch.__version__.split("
 # Run a notebook top to bottom with **Run ▸ Run All Cells**. Nothing is downloaded while it runs: toy data is
 # generated in code, and the small models of notebook 05 train in seconds.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## How the sliders work
 #
 # Each app is a figure plus a few controls. Moving a control recomputes the tensors and updates the figure *in place*;
@@ -62,22 +66,26 @@ print("pe_helpers", pe_helpers.__version__, "| torch", torch.__version__.split("
 # $\omega_i$ per step; drag **k** and the orange point, $PE(pos+k)$, keeps the same angle $k\,\omega_i$ from it.
 # (This is notebook 04's phasor; you will meet it properly there.)
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 app = phasor_app(pos=3, k=5, pair=1)
 app
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Click the slider's handle, then use the arrow keys. The caption above the figure always
+# says what is shown; read it aloud.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # The app can also be driven from code, which is how the tests check every app: setting a control's `.value`
 # redraws at once. Here we move `pos` of the app above to 10 and read its caption back (scroll up: the
 # figure moved too).
 
-# %%
+# %% slideshow={"slide_type": "-"}
 app.controls["pos"].value = 10
 print(app.caption.value)
 assert app.controls["pos"].value == 10 and "10" in app.caption.value, "the caption follows the slider"
 
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## The notebooks
 #
 # | # | notebook | seed | you will be able to … |
@@ -89,14 +97,14 @@ assert app.controls["pos"].value == 10 and "10" in app.caption.value, "the capti
 # | 05 | `05_limits_and_extrapolation.ipynb` | §4 | see additive mixing and implicit relative distance, and run a real train-short, test-long experiment on length extrapolation (外推) |
 # | 06 | `06_toward_rope.ipynb` | §3.4, §5 | rotate $q$ and $k$ instead of adding $p$ to $x$ (RoPE, 旋转位置编码), and compare every scheme side by side |
 
-# %%
+# %% slideshow={"slide_type": "fragment"}
 toc = ["01_attention_is_blind_to_order", "02_learned_position_vectors", "03_sinusoidal_frequencies",
        "04_rotation_identity", "05_limits_and_extrapolation", "06_toward_rope"]
 present = sorted(p.stem for p in Path(".").glob("0[1-9]_*.ipynb"))
 assert present == toc, f"the table above lists {toc}, the folder holds {present}"
 print(len(toc), "notebooks, all present")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## Notation used throughout
 #
 # | symbol | meaning |
@@ -113,7 +121,7 @@ print(len(toc), "notebooks, all present")
 #
 # A first check of the notation, with the library every notebook uses:
 
-# %%
+# %% slideshow={"slide_type": "fragment"}
 pe = sinusoidal(8, 4, dtype=torch.float64)             # n = 8 positions, d = 4
 omega = inverse_frequencies(4)                         # ω_0 = 1, ω_1 = 10000^(-2/4) = 0.01
 torch.testing.assert_close(omega, torch.tensor([1.0, 0.01], dtype=torch.float64))
@@ -122,7 +130,7 @@ torch.testing.assert_close(pe[3], torch.tensor([math.sin(3), math.cos(3), math.s
 torch.testing.assert_close(shift_matrix(2, 4) @ pe[3], pe[5])   # R(2)·PE(3) = PE(5)
 print("shape of P:", tuple(pe.shape), "| ω =", [round(w, 4) for w in omega.tolist()])
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## If something goes wrong
 #
 # * A cell shows `ModuleNotFoundError: pe_helpers`: the notebook is running in another Python. Start it with
@@ -132,7 +140,7 @@ print("shape of P:", tuple(pe.shape), "| ω =", [round(w, 4) for w in omega.toli
 #
 # Next: **[01 · Attention does not know order](01_attention_is_blind_to_order.ipynb)**.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## References
 #
 # - [seed] 《绝对位置编码》 ("Absolute positional encoding", 2025-05-12), the syllabus; section numbers §1–§5 refer to it.

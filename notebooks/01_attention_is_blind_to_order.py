@@ -6,7 +6,7 @@
 #     name: python3
 # ---
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # # 01 · Attention does not know order (置换等变)
 #
 # Self-attention compares every token with every other token, but nothing in it says *where*
@@ -21,7 +21,7 @@
 # Notation: $n$ tokens, model dimension $d$, $X \in \mathbb{R}^{n\times d}$ one row per token,
 # $p_i$ the position vector of slot $i$. A permutation `perm` reorders rows: $(\Pi X)_i = X_{\text{perm}[i]}$.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 # %matplotlib inline
 import math
 
@@ -41,7 +41,7 @@ torch.set_num_threads(1)
 get_ipython().InteractiveTB.set_mode(mode="Minimal")  # short tracebacks, set silently (%xmode prints a line)
 _ = torch.set_grad_enabled(False)  # no training in this notebook
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 1 · Self-attention from scratch (自注意力)
 #
 # **Claim.** Three linear maps turn the tokens into queries, keys and values, and each output
@@ -52,7 +52,11 @@ _ = torch.set_grad_enabled(False)  # no training in this notebook
 #
 # Token $i$ meets token $j$ only through $q_i^\top k_j$: a comparison of *contents*.
 
-# %%
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Write $\text{softmax}(QK^\top/\sqrt{d_k})V$ on the board. Token $i$ meets token $j$ only
+# through $q_i^\top k_j$: nothing in it says where either token is.
+
+# %% slideshow={"slide_type": "fragment"}
 n, d = 5, 8
 X = torch.randn(n, d)                 # five tokens, content only
 head = SelfAttention(d, seed=0)       # W_Q, W_K, W_V drawn from seed 0
@@ -61,15 +65,15 @@ out, A = head(X)                      # output softmax(QKᵀ/√d)V and weights 
 print("weights A:", tuple(A.shape), "| every row sums to 1:", bool(torch.allclose(A.sum(-1), torch.ones(n))))
 print("output:   ", tuple(out.shape))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check it** against PyTorch's fused kernel, `torch.nn.functional.scaled_dot_product_attention`:
 
-# %%
+# %% slideshow={"slide_type": "-"}
 torch.testing.assert_close(out, F.scaled_dot_product_attention(Q, K, V))
 torch.testing.assert_close(A, torch.softmax(Q @ K.T / math.sqrt(d), dim=-1))
 print("pe_helpers attention == torch.nn.functional.scaled_dot_product_attention")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 1.1 · Attention in three lines (★☆☆ easy · ~5 min)
 #
 # **重要度 (importance) ●●○** · **Learning goal:** turn the attention formula into code, and see where token $i$ meets token $j$: only in $q_i^\top k_j$.
@@ -79,7 +83,7 @@ print("pe_helpers attention == torch.nn.functional.scaled_dot_product_attention"
 # The checker compares it with PyTorch's attention and names the usual slips (no $\sqrt{d_k}$,
 # softmax over the wrong axis, returning the weights instead of the output).
 
-# %% jupyter={"source_hidden": true} pe_exercise="1.1" tags=["solution"]
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="1.1" tags=["solution"]
 import math
 
 import torch
@@ -92,10 +96,10 @@ def my_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Ten
     return weights @ v
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_attention(my_attention)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2 · Permutation equivariance (置换等变)
 #
 # **Claim.** Reorder the tokens with a permutation matrix $\Pi$ (the seed calls it $P$; here $P$ is kept for the
@@ -111,7 +115,11 @@ assert check_attention(my_attention)
 #
 # **Check it** for 20 random permutations:
 
-# %%
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Ask: if I swap two tokens, what happens to the output? (The output rows swap the same
+# way: equivariant, not invariant.)
+
+# %% slideshow={"slide_type": "fragment"}
 S = attention_scores(Q, K)
 for seed in range(20):
     Pi = permutation_matrix(random_permutation(n, seed=seed))
@@ -122,13 +130,13 @@ for seed in range(20):
     torch.testing.assert_close(out2, Pi @ out)                          # Attention(ΠX) = Π·Attention(X)
 print("20 random permutations: S' = Π S Πᵀ and Attention(ΠX) = Π·Attention(X), up to float32 rounding")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "equivariant" means "the output does not change". It does change: it is
 # > *reordered*, exactly like the input. (*Invariant* would mean unchanged.) And the attention
 # > weights still depend on content: dog attends to man differently from how it attends to park.
 # > What attention cannot see is the order itself.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 1.2 · Move the score matrix (★★☆ medium · ~10 min)
 #
 # **重要度 (importance) ●●●** · **Learning goal:** predict how reordering the tokens moves the score matrix ($\Pi S\Pi^\top$, rows *and* columns) without recomputing it.
@@ -138,7 +146,7 @@ print("20 random permutations: S' = Π S Πᵀ and Attention(ΠX) = Π·Attentio
 # `perm[i]`. (Hint: which entry of `scores` holds $q'_i \cdot k'_j$?) A common slip is to move only
 # the rows ($\Pi S$, as if only $Q$ were permuted): the checker names it.
 
-# %% jupyter={"source_hidden": true} pe_exercise="1.2" tags=["solution"]
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="1.2" tags=["solution"]
 import torch
 
 
@@ -147,10 +155,10 @@ def permuted_scores(scores: torch.Tensor, perm: torch.Tensor) -> torch.Tensor:
     return scores[perm][:, perm]
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_permuted_scores(permuted_scores)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3 · 我喜欢你 and 你喜欢我: same characters, other order
 #
 # The seed's example. At character level the two sentences are the same four tokens,
@@ -168,7 +176,7 @@ assert check_permuted_scores(permuted_scores)
 # output is identical in both sentences, only moved. Without position, 我 "does not know" whether
 # it is the one who likes or the one who is liked.
 
-# %%
+# %% slideshow={"slide_type": "fragment"}
 for a, b in (order.ZH_PAIR, order.EN_PAIR):
     Xa, Xb = order.token_vectors(a), order.token_vectors(b)
     perm = order.reordering(a, b)                   # b[i] == a[perm[i]]
@@ -180,19 +188,19 @@ for a, b in (order.ZH_PAIR, order.EN_PAIR):
         torch.testing.assert_close(out_a[i], out_b[j])
         print(f"    {tok:>5}: slot {i} -> slot {j}, output[:3] = {[round(v, 3) for v in out_a[i, :3].tolist()]} in both")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **See it**: each row's colours travel with its token label.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 plot_sentence_pairs(order.sentence_outputs([*order.ZH_PAIR, *order.EN_PAIR]))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "I love you" / "you love me" is the English version of this example. It is
 # > not a reordering: "I" and "me" are different tokens, so the two sentences already differ in
 # > content. 我喜欢你 / 你喜欢我 is a pure reordering at character level; "dog bites man" /
 # > "man bites dog" is one at word level.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 from pe_helpers.checks import expect_error
 
 assert not order.is_reordering("I love you", "you love me")
@@ -200,7 +208,7 @@ assert order.is_reordering(*order.ZH_PAIR) and order.is_reordering(*order.EN_PAI
 with expect_error(ValueError, match="not a reordering"):
     order.reordering("I love you", "you love me")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4 · Reorder a sentence yourself
 #
 # **See it.** Pick an order (or "random" and a seed). Left: the scores $S$ of
@@ -210,13 +218,17 @@ with expect_error(ValueError, match="not a reordering"):
 # $\max|S' - \Pi S\Pi^\top|$ and $\max|\text{Attn}(\Pi X) - \Pi\,\text{Attn}(X)|$: zero. Tick **add p_i**
 # to give slot $i$ the vector $x + p_i$ and watch both numbers leave zero (section 5).
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 permutation_app()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Pick `order` = reverse and follow one cell (query dog, key man); then tick **add p_i** and
+# watch both error numbers leave zero.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check it**: every named order, and 20 random ones, without positions:
 
-# %%
+# %% slideshow={"slide_type": "-"}
 sentence = order.APP_SENTENCE
 Xs, orders = order.token_vectors(sentence), [o for o in order.ORDERS if o != "random"]
 perms = [order.named_order(o, sentence) for o in orders] + [order.named_order("random", sentence, seed=s) for s in range(20)]
@@ -225,7 +237,7 @@ for perm in perms:
     assert view.score_error < 1e-5 and view.output_error < 1e-5, perm
 print(f"{len(perms)} orders of {sentence!r}: S' = Π S Πᵀ and outputs move with their tokens")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5 · Adding position breaks the symmetry (绝对位置编码)
 #
 # **Claim.** Give each *slot* $i$ a vector $p_i$ and feed $\tilde{x}_i = x_i + p_i$. Two equal
@@ -234,7 +246,7 @@ print(f"{len(perms)} orders of {sentence!r}: S' = Π S Πᵀ and outputs move wi
 # carries $p_2$ instead of $p_0$. Any table of distinct rows does this; notebook 02 learns one,
 # notebook 03 computes one. Here it is an untrained random table.
 
-# %%
+# %% slideshow={"slide_type": "fragment"}
 P_pos = order.random_positions(n, d)                           # p_0 .. p_4, distinct rows
 with_positions = lambda x: head(x + P_pos)[0]            # slot i gets x_i + p_i
 content_only = lambda x: head(x)[0]
@@ -246,10 +258,10 @@ assert broken > 0.05, broken
 print(f"{len(perms)} non-identity permutations: max|f(ΠX) - Π f(X)| < 1e-5 without positions, "
       f">= {broken:.2f} with them")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # The very check of section 2, `assert_close(f(ΠX), Π f(X))`, now fails:
 
-# %%
+# %% slideshow={"slide_type": "-"}
 Pi = permutation_matrix(random_permutation(n, seed=0))
 try:
     torch.testing.assert_close(with_positions(Pi @ X), Pi @ with_positions(X))
@@ -258,7 +270,7 @@ except AssertionError as err:
 else:
     raise AssertionError("adding p_i should break equivariance")
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 x = order.token_vectors("dog")[0]
 twice = torch.stack([x, x])                     # the same token in slots 0 and 1
 assert torch.equal(twice[0], twice[1])
@@ -270,7 +282,7 @@ gap = float((out_b - out_a[order.reordering(a, b)]).abs().max())
 assert gap > 0.05
 print(f"with positions, 'dog' as subject and 'dog' as object now have different outputs (up to {gap:.2f} apart)")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 1.3 · Write the permutation check (★★☆ medium · ~10 min)
 #
 # **重要度 (importance) ●●○** · **Learning goal:** write a numerical test of equivariance, the tool every later claim about order is checked with.
@@ -280,7 +292,7 @@ print(f"with positions, 'dog' as subject and 'dog' as object now have different 
 # (up to rounding) for plain self-attention and a clearly positive number once positions or a
 # causal mask are added. (This is what `pe_helpers.check_equivariance` does.)
 
-# %% jupyter={"source_hidden": true} pe_exercise="1.3" tags=["solution"]
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="1.3" tags=["solution"]
 from collections.abc import Callable
 
 import torch
@@ -291,10 +303,10 @@ def equivariance_error(f: Callable[[torch.Tensor], torch.Tensor], x: torch.Tenso
     return float((f(x[perm]) - f(x)[perm]).abs().max())
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_equivariance_error(equivariance_error)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 6 · Beyond the seed: a causal mask already knows order (NoPE)
 #
 # **Claim.** Decoder models use a causal mask: query $i$ may attend only to keys $j \le i$. That
@@ -306,13 +318,17 @@ assert check_equivariance_error(equivariance_error)
 # order (Haviv et al., 2022, *Transformer Language Models without Positional Encodings Still
 # Learn Positional Information*).
 
-# %%
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Ask: can a decoder with no positional encoding know order? (Yes: the causal mask lets a
+# token count its predecessors.)
+
+# %% slideshow={"slide_type": "fragment"}
 causal = lambda x: head(x, causal_mask(x.shape[-2]))[0]
 masked = min(check_equivariance(causal, X, p) for p in perms)
 assert masked > 0.05, masked
 print(f"causal mask, no positions: max|f(ΠX) - Π f(X)| >= {masked:.2f} for every non-identity permutation")
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 start, word = order.token_vectors("<s> la")
 seq = torch.stack([start] + [word] * 5)                     # <s> la la la la la
 plain, _ = head(seq)
@@ -325,7 +341,7 @@ assert gaps.min() > 1e-3, "with the mask every 'la' has its own output"
 print("no mask: the five 'la' outputs are identical (no position)")
 print("causal mask: weight on <s> at slots 1..5 =", [round(w, 3) for w in on_start.tolist()])
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise 1.4 · Reorder a masked sequence (★★★ hard · ~15 min)
 #
 # **重要度 (importance) ●●●** · **Learning goal:** see *why* attention weights move with the tokens, $\text{softmax}(\Pi S\Pi^\top) =
@@ -340,10 +356,10 @@ print("causal mask: weight on <s> at slots 1..5 =", [round(w, 3) for w in on_sta
 # move them, as you moved $S$ in Exercise 1.2? Why does a row-wise softmax let you move *unmasked*
 # weights? The checker names the usual slips.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 from pe_helpers.checks import check_causal_reorder
 
-# %% jupyter={"source_hidden": true} pe_exercise="1.4" tags=["solution"]
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="1.4" tags=["solution"]
 import torch
 
 from pe_helpers import causal_mask
@@ -356,15 +372,15 @@ def causal_weights_after_reorder(scores: torch.Tensor, perm: torch.Tensor) -> to
     return torch.softmax(reordered.masked_fill(~allowed, float("-inf")), dim=-1)
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_causal_reorder(causal_weights_after_reorder)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Reveal.** A softmax normalises each row on its own and its sum does not care about the order of
 # the entries, so permuting rows and columns before or after it gives the same matrix. The mask is
 # a fixed lower triangle: moving it with the tokens is the mistake, and that is where order leaks in.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 S_demo, perm_demo = attention_scores(Q, K).double(), random_permutation(n, seed=3)
 P_demo = permutation_matrix(perm_demo).double()
 allowed = causal_mask(n)
@@ -375,7 +391,7 @@ gap = (masked_new - masked_moved).abs().max()
 assert gap > 0.05, gap
 print(f"no mask: softmax(ΠSΠᵀ) = Π softmax(S) Πᵀ; causal mask: they differ by up to {gap:.2f}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "without a positional encoding a Transformer cannot know order at all". True
 # > for an encoder (bidirectional attention, sections 2–5). A decoder's causal mask leaks order:
 # > a token can count its predecessors. NoPE models rely on this; Kazemnejad et al. (2023) found
@@ -390,7 +406,7 @@ print(f"no mask: softmax(ΠSΠᵀ) = Π softmax(S) Πᵀ; causal mask: they diff
 #
 # Next: **02**, where the $p_i$ are learned, and where they go: into $Q$, $K$ *and* $V$.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## References
 #
 # - [seed] 《绝对位置编码》 ("Absolute positional encoding", 2025-05-12), the syllabus; section numbers §1–§5 refer to it. Used here: §1.1–1.2.

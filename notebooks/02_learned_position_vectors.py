@@ -6,7 +6,7 @@
 #     name: python3
 # ---
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # # 02 · Adding position, and learned position vectors (可学习位置向量)
 #
 # Notebook 01 showed that attention cannot see order. The fix of the original Transformer and of
@@ -19,7 +19,7 @@
 # 3. shows what the rows become, what happens past position $L-1$, and what an enlarged table contains;
 # 4. lets you slide through the rows in an app.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 # %matplotlib inline
 import time
 
@@ -36,7 +36,7 @@ torch.manual_seed(0)
 torch.set_num_threads(1)
 get_ipython().InteractiveTB.set_mode(mode="Minimal")  # short tracebacks, set silently (%xmode prints a line)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 1 · Position goes in before $W_Q$, $W_K$, $W_V$
 #
 # **Claim.** The position matrix is added to the input, $\tilde X = X + P$, *before* the projections:
@@ -47,7 +47,7 @@ get_ipython().InteractiveTB.set_mode(mode="Minimal")  # short tracebacks, set si
 # unless the weights themselves cancel it (section 1b). The architecture gives $V$ no separate input that
 # stays position-free. **Measure it**: the same tokens, with and without a table.
 
-# %%
+# %% slideshow={"slide_type": "fragment"}
 n, d = 8, 16
 X = torch.randn(n, d)
 head = SelfAttention(d, seed=0)
@@ -64,10 +64,10 @@ changes = {
 for method, c in changes.items():
     print(f"{method:>20}: relative change  Q {c['Q']:.2f}   K {c['K']:.2f}   V {c['V']:.2f}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check it**: the change in $V$ is exactly $PW_V$ (likewise for $Q$, $K$), and every one is large.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 P = table.table.detach()
 for M, W, new, old in zip("QKV", (head.W_Q, head.W_K, head.W_V), added, plain):
     torch.testing.assert_close(new - old, P @ W.detach())
@@ -80,20 +80,24 @@ assert changes["RoPE (rotates q, k)"]["V"] == 0.0
 torch.testing.assert_close(rotated[0].norm(dim=-1), plain[0].norm(dim=-1))   # RoPE rotates, adds nothing
 print("ΔQ = P W_Q, ΔK = P W_K, ΔV = P W_V: position reaches all three")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **See it.** RoPE (rotary position embedding, notebook 06) is the contrast: it rotates $q$ and $k$
 # *after* the projections and leaves $V$ alone.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 plot_qkv_change(changes)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* With an additive $X + P$ the relative change is large in Q, K **and** V; RoPE (notebook 06)
+# leaves V unchanged.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "position only affects where a token attends (Q and K)". With an additive
 # > encoding the values carry it too, unless $W_V$ learns to cancel it: what a token *passes on* can
 # > depend on its slot. Only encodings that act after the projections, such as RoPE, keep $V$
 # > position-free *by construction*.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### 1b · The weights *could* keep position out of $V$
 #
 # **Claim.** The seed says the model "cannot" let only $Q, K$ carry position. That is too strong: the
@@ -104,7 +108,7 @@ plot_qkv_change(changes)
 # so $W_V'$ has rank $d - \dim U$. A trained model can find such weights when it pays off (large $d$,
 # positions confined to a few directions); nothing forces it to.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 U = torch.linalg.qr(P.T.double()).Q                      # [d, 8]: an orthonormal basis of the rows of P
 null_pos = torch.eye(d, dtype=torch.float64) - U @ U.T   # I - Π_U
 W_V0 = null_pos @ head.W_V.detach().double()             # W_V' = (I - Π_U) W_V
@@ -115,7 +119,7 @@ rank = int(torch.linalg.matrix_rank(W_V0))
 assert rank == d - torch.linalg.matrix_rank(P.double()) == 8, rank   # ... at the price of 8 content directions
 print(f"W_V' = (I - Π_U) W_V: (X+P)W_V' = XW_V' up to rounding; rank W_V' = {rank} of {d}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 2.1 · Positions before the projections (★☆☆ easy · ~5 min)
 #
 # **重要度 (importance) ●●●** · **Learning goal:** see in code that $P$ is added before all three projections, so $Q$, $K$ and $V$ all receive it.
@@ -125,7 +129,7 @@ print(f"W_V' = (I - Π_U) W_V: (X+P)W_V' = XW_V' up to rounding; rank W_V' = {ra
 # The checker names the usual slips (adding $P$ after the projection, leaving $V$ without positions,
 # transposed weights).
 
-# %% jupyter={"source_hidden": true} pe_exercise="2.1" tags=["solution"]
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="2.1" tags=["solution"]
 import torch
 
 
@@ -137,10 +141,10 @@ def project_with_positions(
     return x_tilde @ w_q, x_tilde @ w_k, x_tilde @ w_v
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_positions_before_projection(project_with_positions)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2 · The learned table is an embedding table
 #
 # **Claim.** With a maximum length $L$ and width $d$, the learned encoding is a parameter matrix
@@ -148,7 +152,7 @@ assert check_positions_before_projection(project_with_positions)
 # exactly like a token embedding (`nn.Embedding`), and trained by back-propagation with the rest
 # of the model. `LearnedPositionalEmbedding(L, d)` is that table; `forward(x)` returns $X + P[:n]$.
 
-# %%
+# %% slideshow={"slide_type": "fragment"}
 L, d_model = 16, 32
 emb = LearnedPositionalEmbedding(L, d_model, seed=0)
 as_embedding = torch.nn.Embedding.from_pretrained(emb.table.detach())
@@ -157,7 +161,7 @@ x = torch.zeros(2, 10, d_model)
 torch.testing.assert_close(emb(x), emb.table[:10].expand(2, 10, d_model))                  # X + P[:n]
 print(emb, "|", emb.table.numel(), "parameters: one free vector per position")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3 · Train it briefly on a task that needs order
 #
 # The task: **running maximum** of digits, $y_i = \max(x_0, \dots, x_i)$. The answer at slot $i$
@@ -166,29 +170,33 @@ print(emb, "|", emb.table.numel(), "parameters: one free vector per position")
 # embedding, the learned table, one attention head, a linear read-out; 500 Adam steps on
 # sequences of length $L = 16$, about a second on one core, deterministic.
 
-# %%
+# %% slideshow={"slide_type": "fragment"}
 start = time.perf_counter()
 trained = learned.train_running_max()                     # with learned positions
 blind = learned.train_running_max(use_positions=False)    # the same model, no positions
 print(f"two trainings: {time.perf_counter() - start:.1f} s elapsed")
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 by_slot = learned.accuracy_by_position(blind.model, L)
 print(f"accuracy with learned positions: {trained.accuracy:.2f}; without positions: {blind.accuracy:.2f}")
 print("without positions, accuracy at slots 0..4:", [round(a, 2) for a in by_slot[:5].tolist()])
 assert trained.accuracy > 0.95
 assert blind.accuracy < 0.8 and by_slot[0] < 0.3, "slot 0 cannot know it is first"
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **See it.** The cosine similarity of every pair of rows, $C_{ij} = \cos(p_i, p_j)$, before and
 # after training. Before: random vectors, nearly orthogonal. After: a band. Neighbouring positions
 # have similar vectors and distant ones point apart: the task taught the table an order.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 plot_similarity_heatmaps({"before training (random init)": trained.initial_table,
                           "after training (running maximum)": trained.trained_table})
 
-# %%
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Random before, a band after: the order of the rows comes from the task, not from the
+# design.
+
+# %% slideshow={"slide_type": "skip"}
 before, after = learned.row_cosine_similarity(trained.initial_table), learned.row_cosine_similarity(trained.trained_table)
 far = torch.ones(L, L, dtype=torch.bool).triu(8)       # pairs at distance >= 8
 for name, c in (("before", before), ("after", after)):
@@ -197,12 +205,12 @@ for name, c in (("before", before), ("after", after)):
 assert torch.diagonal(after, 1).mean() > 0.6 and after[far].mean() < 0
 assert torch.diagonal(before, 1).abs().mean() < 0.2
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "learned position vectors are ordered by design, neighbours close". They start
 # > as random, unrelated vectors (left heatmap); any structure comes from the task and the data.
 # > Another task would carve another pattern; rows the data never reach stay random.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 2.2 · The similarity heatmap (★★☆ medium · ~10 min)
 #
 # **重要度 (importance) ●●○** · **Learning goal:** measure the structure a learned table acquires (cosine similarity of its rows), the tool of sections 3 and 5.
@@ -211,7 +219,7 @@ assert torch.diagonal(before, 1).abs().mean() < 0.2
 # of a table's rows (the heatmaps above). The checker names the usual slips: raw dot products,
 # normalising one side only, comparing columns instead of rows.
 
-# %% jupyter={"source_hidden": true} pe_exercise="2.2" tags=["solution"]
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="2.2" tags=["solution"]
 import torch
 
 
@@ -221,22 +229,22 @@ def row_similarity(table: torch.Tensor) -> torch.Tensor:
     return unit @ unit.T
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_row_similarity(row_similarity)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4 · Position $L$ does not exist
 #
 # **Claim.** The table has rows $0 .. L-1$. A sequence longer than $L$ asks for a row that was never
 # built, and `LearnedPositionalEmbedding` says so, naming $L$:
 
-# %%
+# %% slideshow={"slide_type": "fragment"}
 from pe_helpers.checks import expect_error
 
 with expect_error(PositionOutOfRangeError, match="max_len=16"):
     trained.positions(torch.zeros(1, L + 1, d_model))      # 17 tokens, 16 rows
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 try:
     trained.positions.lookup([L])
 except PositionOutOfRangeError as err:
@@ -245,7 +253,7 @@ except PositionOutOfRangeError as err:
 else:
     raise AssertionError("position L must raise")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5 · Enlarging the table gives rows that were never trained
 #
 # **Claim.** We can always make the table longer (`.extended(new_len)` keeps the $L$ trained rows and
@@ -254,14 +262,14 @@ else:
 # continue none of the learned band. The model has never learned what they mean (外推, extrapolation, is
 # weak; notebook 05 measures it).
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 bigger = trained.positions.extended(24, seed=1)
 torch.testing.assert_close(bigger.table[:L], trained.positions.table)     # trained rows kept as they are
 plot_similarity_heatmaps({"trained table enlarged to 24 rows": bigger.table.detach(),
                           "reference: 24 random rows": LearnedPositionalEmbedding(24, d_model, seed=2).table.detach()},
                          trained_rows={"trained table enlarged to 24 rows": L})
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 big = learned.row_cosine_similarity(bigger.table)
 untrained_vs_trained = big[L:, :L].abs().mean()
 random_level = (2 / (torch.pi * d_model)) ** 0.5
@@ -270,7 +278,7 @@ print(f"cos(p_15, p_14) = {big[15, 14]:+.2f} (trained neighbours), cos(p_16, p_1
 assert abs(untrained_vs_trained - random_level) < 0.05
 assert big[15, 14] > 0.6 and abs(big[16, 15]) < 0.4
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 6 · Slide through the rows
 #
 # **See it.** Move the position $i$. Left: the row $p_i$ (scaled by the table's largest entry).
@@ -278,23 +286,26 @@ assert big[15, 14] > 0.6 and abs(big[16, 15]) < 0.4
 # grey band marks the rows added by `.extended` that were never trained. Switch **table** to
 # *before training* to see the random start.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 learned_position_app()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Slide `position i` past the training length into the grey band: the new rows look like
+# noise, because they were never trained.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check it**: the app shows the same numbers as the compute layer (driven headless here).
 
-# %%
-app = learned_position_app()
+# %% slideshow={"slide_type": "skip"}
+app = learned_position_app()  # a second app, driven from code (not displayed)
 for i in (0, 7, 15, 16, 23):
     app.controls["position"].value = i
     expected = learned.row_cosine_similarity(bigger.table)[i]
     torch.testing.assert_close(torch.as_tensor(app.artists["cosines"].get_ydata()), expected)
     assert ("never-trained" in app.caption.value) == (i >= L)
-app.close()
 print("app rows 0, 7, 15 (trained) and 16, 23 (never trained) match the table")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise 2.3 · A value projection blind to position (★★★ hard · ~20 min)
 #
 # **重要度 (importance) ●●○** · **Learning goal:** the architecture puts $x_i + p_i$ into $W_V$, but *weights* can still keep
@@ -307,10 +318,10 @@ print("app rows 0, 7, 15 (trained) and 16, 23 (never trained) match the table")
 # vectors must $W_V$ kill, and why is "kill each $p_i$ in turn" not enough when the rows are not
 # orthogonal? The table may have fewer independent rows than rows.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 from pe_helpers.checks import check_position_blind_value
 
-# %% jupyter={"source_hidden": true} pe_exercise="2.3" tags=["solution"]
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="2.3" tags=["solution"]
 import torch
 
 
@@ -321,16 +332,16 @@ def position_blind_value(table: torch.Tensor) -> torch.Tensor:
     return torch.eye(table.shape[1], dtype=table.dtype) - basis.T @ basis
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_position_blind_value(position_blind_value)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **The cost**, on the table trained in section 3: its $L = 16$ rows span 16 of the $d = 32$
 # directions, so a value projection blind to them also discards the content in those 16
 # directions: a random content vector keeps only about $\sqrt{16/32} \approx 0.71$ of its norm.
 # A trained model can choose to do this, in part; nothing in $\tilde X = X + P$ makes it.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 P_trained = trained.trained_table.detach().double()            # [L, d_model], trained in section 3
 rank = int(torch.linalg.matrix_rank(P_trained))
 Pi = torch.linalg.pinv(P_trained) @ P_trained                   # projector onto the rows' span
@@ -342,7 +353,7 @@ assert abs(kept - ((d_model - rank) / d_model) ** 0.5) < 0.02, kept
 print(f"rank of the trained table: {rank} of {d_model}; p_i W_V = 0 for all {L} rows; "
       f"a random content vector keeps {kept:.2f} of its norm (√((d − r)/d) = {((d_model - rank) / d_model) ** 0.5:.2f})")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "a bigger table means the model handles longer inputs". The table can grow
 # > but its new rows are random: computing or allocating a vector for position 20 is not the same as
 # > the model having learned to use it. (The same holds, less visibly, for sinusoidal encodings:
@@ -356,7 +367,7 @@ print(f"rank of the trained table: {rank} of {d_model}; p_i W_V = 0 for all {L} 
 #
 # Next: **03**, a table that is computed instead of learned: the sinusoidal encoding.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## References
 #
 # - [seed] 《绝对位置编码》 ("Absolute positional encoding", 2025-05-12), the syllabus; section numbers §1–§5 refer to it. Used here: §1.3 (position added before $W_Q, W_K, W_V$; section 1b qualifies its "cannot") and §2.

@@ -6,7 +6,7 @@
 #     name: python3
 # ---
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # # 03 · Sinusoidal encoding and its frequencies (正弦位置编码)
 #
 # The original Transformer does not learn its position vectors: it *computes* them, with sines and cosines of
@@ -23,7 +23,7 @@
 # Notation (as in every notebook): `pos` a position, `d` the model dimension, `i` a dimension *pair*
 # (维度组, $0 \le i < d/2$), $\omega_i$ its frequency.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 # %matplotlib inline
 import math
 
@@ -40,7 +40,7 @@ from pe_helpers.frequencies import (first_unrepresentable_integer, float32_spaci
 torch.manual_seed(0)
 torch.set_num_threads(1)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 1 · The formula (公式)
 #
 # **Claim.** For position `pos` and pair `i`, the sinusoidal encoding (正弦位置编码) puts a sine in the even
@@ -52,7 +52,11 @@ torch.set_num_threads(1)
 # with $\text{base} = 10000$ in the paper and the seed. `pe_helpers.sinusoidal(seq_len, d)` returns this table,
 # rows = positions, columns = dimensions. The cell below checks it against the formula written out by hand.
 
-# %%
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Ask: how many positions does pair 0 need for one full turn? ($2\pi \approx 6.3$.) And the
+# last pair? (Almost $2\pi\cdot 10000$.)
+
+# %% slideshow={"slide_type": "fragment"}
 d = 16
 pos = torch.arange(50, dtype=torch.float64)[:, None]
 two_i = torch.arange(0, d, 2, dtype=torch.float64)
@@ -63,7 +67,7 @@ torch.testing.assert_close(inverse_frequencies(d), 10000 ** (-two_i / d))
 print("PE(pos, 2i) = sin(pos/10000^(2i/d)) and PE(pos, 2i+1) = cos(pos/10000^(2i/d)) for pos < 50, d = 16")
 print("PE(1)[:6] =", [round(v, 4) for v in pe[1, :6].tolist()])
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2 · The frequencies fall geometrically, not linearly
 #
 # **Claim.** Going from pair $i$ to pair $i+1$ always *multiplies* the frequency by the same factor,
@@ -75,12 +79,12 @@ print("PE(1)[:6] =", [round(v, 4) for v in pe[1, :6].tolist()])
 # $\lambda_i = 2\pi/\omega_i = 2\pi\cdot\text{base}^{2i/d}$: from $2\pi \approx 6.28$ positions (pair 0, the fastest)
 # up to just below $2\pi\cdot\text{base} \approx 62832$ (the last pair, $i = d/2 - 1$, has $\text{base}^{(d-2)/d}$).
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 fig, (ax_omega, ax_wave) = static_figure(1, 2, height=4.0)
 draw_frequencies(ax_omega, ax_wave, dims=(16, 64, 128), base=10000.0)
 fig
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 for d, base in [(16, 10000.0), (64, 10000.0), (512, 10000.0), (64, 100.0)]:
     omega, lam = inverse_frequencies(d, base), wavelengths(d, base)
     ratio = omega[1:] / omega[:-1]
@@ -93,12 +97,12 @@ for d, base in [(16, 10000.0), (64, 10000.0), (512, 10000.0), (64, 100.0)]:
     print(f"d = {d:3d}, base = {base:7.0f}: ratio ω_(i+1)/ω_i = {base ** (-2 / d):.4f}, "
           f"wavelengths {lam[0]:.2f} … {lam[-1]:9.1f}  (2π·base = {2 * math.pi * base:.1f})")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "the frequencies are spread evenly over the dimensions". They are not: half of the pairs
 # > have wavelengths above $2\pi\sqrt{\text{base}} \approx 628$ positions. A larger `d` adds pairs *between*
 # > the same two ends (2π and 2π·base); only `base` moves the slow end.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3 · The seed's heatmap (频率热力图), as an app
 #
 # Rows are positions (0 at the top, growing downwards), columns are the pair `i`, colours are
@@ -109,24 +113,28 @@ for d, base in [(16, 10000.0), (64, 10000.0), (512, 10000.0), (64, 100.0)]:
 # **Try it.** Switch *channel* to `cos`: same frequencies, shifted by a quarter turn. Lower `base` to 100: the
 # right side starts moving. Raise `seq_len` to 512: even the middle columns turn.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 build_frequency_heatmap(seq_len=64, d=64, base=10000.0)  # the seed's heatmap as a still figure
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 frequency_heatmap_app()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Switch `channel` to cos; lower `base` to 100; raise `seq_len` to 512. Ask: which columns
+# tell neighbouring positions apart?
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check.** Count how often each sin column changes sign over positions 1 … 63: a column with frequency
 # $\omega_i$ crosses zero about $63\,\omega_i/\pi$ times, so the count can only fall from left to right.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 sin_part = sinusoidal(64, 64)[1:, 0::2]  # rows 1..63: skip sin(0) = 0
 changes = (torch.sign(sin_part[1:]) != torch.sign(sin_part[:-1])).sum(dim=0)
 assert bool((changes[1:] <= changes[:-1]).all()), "sign changes must not increase from left to right"
 assert changes[0] >= 19 and changes[-1] == 0
 print("sign changes over positions 1..63, pairs 0..11:", changes[:12].tolist(), "… last pair:", int(changes[-1]))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # **A binary counter (d2l.ai §11.6).** Write the positions 0, 1, 2, … in binary: the lowest bit flips at every step,
 # the next one every 2 steps, then every 4, …: each bit is a square wave with *twice* the period of the one before.
 # The sinusoidal table is a smooth, continuous version of the same idea: pair 0 flips fastest, and each next pair's
@@ -134,7 +142,7 @@ print("sign changes over positions 1..63, pairs 0..11:", changes[:12].tolist(), 
 # of periods; the sinusoidal one uses a ratio below 2 (so more columns) and gives values between −1 and 1 instead of
 # 0 or 1. The cell counts the flips of the 6 bits over positions 0 … 63 next to the sign changes above.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 bits = (torch.arange(64)[:, None] >> torch.arange(6)) & 1            # [64, 6]: bit b of each position
 flips = (bits[1:] != bits[:-1]).sum(dim=0)
 assert flips.tolist() == [63 // 2 ** b for b in range(6)] == [63, 31, 15, 7, 3, 1]   # each bit half as often
@@ -142,7 +150,7 @@ assert bool((flips[1:] < flips[:-1]).all()) and bool((changes[1:] <= changes[:-1
 print("flips of bits 0..5 over positions 0..63:", flips.tolist())
 print("sign changes of pairs 0..5 (d = 64):     ", changes[:6].tolist())
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4 · Sin and cos of a pair: the same wave, a quarter turn apart
 #
 # **Claim.** Columns $2i$ and $2i+1$ share one frequency and differ only by a phase of $\pi/2$:
@@ -150,19 +158,19 @@ print("sign changes of pairs 0..5 (d = 64):     ", changes[:6].tolist())
 # $\sin^2 + \cos^2 = 1$ (notebook 04 builds on this). Below: continuous curves, with the table's entries at
 # integer positions as markers.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 fig, ax = static_figure(height=3.6)
 draw_dimension_traces(ax, pairs=(0, 2), seq_len=24, d=16)
 fig
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 pe = sinusoidal(300, 32, dtype=torch.float64)
 angles = torch.arange(300, dtype=torch.float64)[:, None] * inverse_frequencies(32)
 torch.testing.assert_close(pe[:, 1::2], torch.sin(angles + math.pi / 2))  # cos = sin shifted by π/2
 torch.testing.assert_close(pe[:, 0::2] ** 2 + pe[:, 1::2] ** 2, torch.ones(300, 16, dtype=torch.float64))
 print("cos(pos·ω_i) = sin(pos·ω_i + π/2) and sin² + cos² = 1 for every pair, pos < 300, d = 32")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 3.1 · Implement the sinusoidal table yourself (★☆☆ easy · ~10 min)
 #
 # **重要度 (importance) ●●●** · **Learning goal:** own the formula: which index goes in the exponent, and why sin and cos of a pair share one frequency.
@@ -173,7 +181,11 @@ print("cos(pos·ω_i) = sin(pos·ω_i + π/2) and sin² + cos² = 1 for every pa
 # Run the check cell: it compares your table with the reference for several sizes and names the mistake if it
 # recognises one.
 
-# %% jupyter={"source_hidden": true} pe_exercise="3.1" tags=["solution"]
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Ten minutes. Walk around and read the checker's messages over shoulders; the most common
+# slip is the cos exponent written $2(i+1)/d$.
+
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="3.1" tags=["solution"]
 import torch
 
 
@@ -188,10 +200,10 @@ def my_sinusoidal(seq_len: int, dim: int) -> torch.Tensor:
     return pe
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_sinusoidal(my_sinusoidal)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** the formula is short, and it is often copied with one small slip that still gives a
 # > plausible-looking heatmap. Seen in public code and questions: the cos exponent written $2(i+1)/d$; the column
 # > index $j$ used instead of $2\lfloor j/2\rfloor$ (so sin and cos of a pair get different frequencies); base 1000;
@@ -199,7 +211,7 @@ assert check_sinusoidal(my_sinusoidal)
 # > divide; sin in every column; the concatenated layout where the interleaved one was meant. The checker
 # > recognises each of them: below, every buggy version is run through it.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 for name, (buggy, what) in example_mistakes().items():
     result = check_sinusoidal(buggy, quiet=True)
     assert not result and result.mistake == name, (name, result)
@@ -207,7 +219,7 @@ for name, (buggy, what) in example_mistakes().items():
 print()
 _ = check_sinusoidal(example_mistakes()["cos-exponent"][0])  # what a student sees
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5 · Two layouts in public code: interleaved and concatenated (交错 vs 拼接)
 #
 # **Claim.** The paper and the seed *interleave* the columns (sin, cos, sin, cos, …); other code *concatenates*
@@ -219,12 +231,12 @@ _ = check_sinusoidal(example_mistakes()["cos-exponent"][0])  # what a student se
 #
 # and a linear layer absorbs it: if $y = W\,x_{\text{inter}}$, then $W' = W[:, \sigma]$ gives $W' x_{\text{concat}} = y$.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 fig, (ax_inter, ax_concat) = static_figure(1, 2, height=3.6)
 draw_layouts(ax_inter, ax_concat, seq_len=48, d=32)
 fig
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 d = 32
 inter, concat = sinusoidal(100, d), sinusoidal(100, d, layout="concatenated")
 perm = layout_permutation(d)
@@ -240,7 +252,7 @@ with torch.no_grad():
 print("σ =", perm[:8].tolist(), "…", perm[-4:].tolist())
 print("Linear(W)(interleaved) == Linear(W[:, σ])(concatenated), up to float32 rounding")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **But not every concatenated table is the paper's table reordered.** tensor2tensor (`get_timing_signal_1d`) and
 # fairseq (`SinusoidalPositionalEmbedding`) share the concatenated *layout*, yet both space the frequencies
 # differently, $\omega_i = 10000^{-i/(d/2-1)}$ instead of $10000^{-2i/d}$, so the slowest pair has wavelength exactly
@@ -249,7 +261,7 @@ print("Linear(W)(interleaved) == Linear(W[:, σ])(concatenated), up to float32 r
 # position 2 when `padding_idx = 1`. Their tables hold *other numbers*, not the paper's in another column order:
 # a model trained with one cannot be fed the other by permuting columns. The cell checks the schedule.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 d = 32
 paper_omega = inverse_frequencies(d)                                     # 10000^(-2i/d)
 t2t_omega = 10000.0 ** (-torch.arange(d // 2, dtype=torch.float64) / (d // 2 - 1))   # 10000^(-i/(d/2-1))
@@ -265,7 +277,7 @@ print(f"d = {d}: ω_1 paper {float(paper_omega[1]):.4f} vs t2t/fairseq {float(t2
       f"slowest wavelength paper {2 * math.pi / float(paper_omega[-1]):.0f} vs t2t {2 * math.pi / float(t2t_omega[-1]):.0f}")
 print("t2t columns found in the paper's table:", same_cols, "(pair 0 only)")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 3.2 · Undo the layout change (★★☆ medium · ~10 min)
 #
 # **重要度 (importance) ●○○** · **Learning goal:** invert a column permutation, and see that the two public layouts carry the same information.
@@ -276,7 +288,7 @@ print("t2t columns found in the paper's table:", same_cols, "(pair 0 only)")
 # Think: interleaved column $2i$ is the sin of pair $i$ — where does it sit in the concatenated table? And
 # column $2i+1$?
 
-# %% jupyter={"source_hidden": true} pe_exercise="3.2" tags=["solution"]
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="3.2" tags=["solution"]
 import torch
 
 
@@ -288,17 +300,17 @@ def concatenated_to_interleaved(dim: int) -> torch.Tensor:
     return torch.stack([sin_cols, cos_cols], dim=1).reshape(-1)
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_concatenated_to_interleaved(concatenated_to_interleaved)
 
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "interleaved and concatenated are two different encodings". They carry exactly the same
 # > information; the first linear layer can learn either. What does matter: a *pretrained* model's weights are
 # > tied to the layout it was trained with. Feed it the other layout without permuting the weights and it
 # > silently breaks. (Notebook 06 meets the same choice for RoPE: interleaved pairs vs the "half" split.)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 6 · Numerical precision (数值精度): float32 angles, bf16 positions
 #
 # **Claim.** The seed's implementation does every step in float32, including the angle `pos * inv_freq`.
@@ -310,7 +322,7 @@ assert check_concatenated_to_interleaved(concatenated_to_interleaved)
 #
 # Here is the seed's code, verbatim:
 
-# %%
+# %% slideshow={"slide_type": "fragment"}
 def sinusoidal_position_embedding(seq_len: int, dim: int, base: float = 10000.0):
     position = torch.arange(seq_len).float().unsqueeze(1)          # [seq_len, 1]
     index = torch.arange(0, dim, 2).float()                        # [dim / 2]
@@ -330,7 +342,7 @@ assert torch.equal(seed_sinusoidal_rows(some, 64), seed_table[some]), "same floa
 print("the seed's recipe, rebuilt row by row, matches bit for bit: we can evaluate it at position 1e6",
       "without a 1e6-row table")
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 d = 64
 positions = torch.unique(torch.logspace(0, 6, 61, dtype=torch.float64).round().long())
 exact = torch.stack([sinusoidal(1, d, offset=int(p), dtype=torch.float64)[0] for p in positions])
@@ -340,12 +352,12 @@ seed_error = (seed - exact).abs().amax(dim=1)
 helper_error = (helper - exact).abs().amax(dim=1)
 spacing = float32_spacing(positions)
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 fig, ax = static_figure(height=3.6)
 draw_float32_error(ax, positions, seed_error, helper_error, spacing)
 fig
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 assert bool((seed_error <= spacing).all()), "the seed's error stays below one float32 spacing of pos"
 at = {int(p): float(e) for p, e in zip(positions, seed_error)}
 assert at[100000] > 1e-3 and at[1000000] > 1e-2, "float32 angles are visibly off at large positions"
@@ -354,13 +366,13 @@ for p in (10000, 100000, 1000000):
     print(f"pos = {p:>7}: float32 spacing {float(float32_spacing(p)):.4f}, seed recipe error ≈ "
           f"{at[p]:.0e}, pe_helpers error < 1e-6")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **bf16.** Many models run in bfloat16, which keeps only 8 significant bits: every integer up to 256 is exact,
 # but 257 is not (it rounds to 256); between 256 and 512 only even numbers exist, then multiples of 4, ….
 # So a bf16 `position` tensor cannot even hold most positions above 256, before any sine is taken:
 # compute positions and angles in float32 or, better, float64.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 assert first_unrepresentable_integer(torch.bfloat16) == 257
 positions = torch.arange(4096, dtype=torch.float64)
 exact = positions.to(torch.bfloat16).double() == positions
@@ -369,7 +381,7 @@ assert float(torch.tensor(257.0).bfloat16()) == 256.0
 print(f"bf16 stores every position 0..256 exactly; 257 becomes {float(torch.tensor(257.0).bfloat16()):.0f}; "
       f"of positions 257..4095 only {int(exact[257:].sum())} of {4096 - 257} are exact")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 3.3 · How many columns tell every position apart? (★★★ hard · ~15 min)
 #
 # **重要度 (importance) ●●○** · **Learning goal:** see the table as a counter: each pair is a "digit" that turns at its own speed,
@@ -382,10 +394,10 @@ print(f"bf16 stores every position 0..256 exactly; 257 becomes {float(torch.tens
 # `.round(decimals=decimals)`, are all different. Predict first: with `decimals=0` every entry becomes
 # −1, 0 or 1; how many pairs should 16 positions need? Then let the code decide.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 from pe_helpers.checks import check_smallest_distinct_dim
 
-# %% jupyter={"source_hidden": true} pe_exercise="3.3" tags=["solution"]
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="3.3" tags=["solution"]
 import torch
 
 from pe_helpers import sinusoidal
@@ -399,17 +411,17 @@ def smallest_distinct_dim(n_positions: int, decimals: int) -> int:
     return d
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_smallest_distinct_dim(smallest_distinct_dim)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Reveal**, for 16 positions rounded to whole numbers. Growing $d$ does not just append a slower
 # pair: $\omega_i = 10000^{-2i/d}$ re-spaces *every* pair but the first. With $d = 6$ the frequencies are
 # $1, 0.046, 0.002$: at position 6 the fast pair has nearly come round ($6 \approx 2\pi$) and the others
 # have barely moved, so PE(0) and PE(6) round to the same row. With $d = 8$ they are $1, 0.1, 0.01, 0.001$:
 # the second pair has turned 0.6 rad by position 6, enough to round differently, like a counter's next digit.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 rows6 = sinusoidal(16, 6).round(decimals=0)
 rows8 = sinusoidal(16, 8).round(decimals=0)
 torch.testing.assert_close(inverse_frequencies(8), torch.tensor([1.0, 0.1, 0.01, 0.001], dtype=torch.float64))
@@ -419,7 +431,7 @@ assert rows8[0, 2] != rows8[6, 2], "with d = 8 the second pair's sin column sepa
 print("d = 6: PE(0) and PE(6) both round to", (rows6[0] + 0.0).tolist())
 print("d = 8: PE(0) ->", (rows8[0] + 0.0).tolist(), " PE(6) ->", (rows8[6] + 0.0).tolist())
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## Summary
 #
 # - $PE(pos, 2i) = \sin(pos\,\omega_i)$, $PE(pos, 2i+1) = \cos(pos\,\omega_i)$, $\omega_i = \text{base}^{-2i/d}$;
@@ -432,7 +444,7 @@ print("d = 8: PE(0) ->", (rows8[0] + 0.0).tolist(), " PE(6) ->", (rows8[6] + 0.0
 # **Next, notebook 04:** each (sin, cos) pair is a point on the unit circle, and moving from `pos` to `pos + k`
 # is a rotation $R(k)$ that does not depend on `pos`.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## References
 #
 # - [seed] 《绝对位置编码》 ("Absolute positional encoding", 2025-05-12), the syllabus; section numbers §1–§5 refer to it. Used here: §3.1–3.3, and its code (section 6), quoted verbatim.

@@ -6,7 +6,7 @@
 #     name: python3
 # ---
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # # 04 · The rotation identity (旋转矩阵 and relative shift, 相对位移)
 #
 # The sinusoidal encoding is *absolute*: each position gets its own vector. Yet the seed (§3.4) points out a
@@ -19,7 +19,7 @@
 #   $R(a)R(b) = R(a+b)$ (exercises 4.1 and 4.2);
 # - show that $PE(p)\cdot PE(p+k)$ depends only on the distance $|k|$, not on the direction, and decays only roughly.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 # %matplotlib inline
 import math
 
@@ -34,14 +34,14 @@ from pe_helpers.rotation import first_rise, pe_dot_product
 torch.manual_seed(0)
 torch.set_num_threads(1)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 1 · Each pair is a point on the unit circle (单位圆)
 #
 # **Claim.** For a fixed pair $i$, position `pos` is mapped to $(\sin(pos\,\omega_i), \cos(pos\,\omega_i))$,
 # a point on the unit circle at angle $pos\,\omega_i$. Each step `pos → pos + 1` turns it by the same angle
 # $\omega_i$: every pair is a two-dimensional rotation plane, turning at its own speed.
 
-# %%
+# %% slideshow={"slide_type": "fragment"}
 d = 16
 pe = sinusoidal(200, d, dtype=torch.float64)
 s, c = pe[:, 0::2], pe[:, 1::2]
@@ -52,7 +52,7 @@ torch.testing.assert_close(step, inverse_frequencies(d).expand_as(step))
 print("sin² + cos² = 1, and each step turns pair i by ω_i:",
       [round(w, 4) for w in inverse_frequencies(d)[:4].tolist()], "… rad")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **See it.** The app shows pair `i` at `pos` (blue) and at `pos + k` (orange), the grey positions in between,
 # and the angle $k\,\omega_i$ between them (green arc). On the right, the 2×2 block of $R(k)$ for this pair,
 # and the check that it moves one point onto the other.
@@ -60,10 +60,14 @@ print("sin² + cos² = 1, and each step turns pair i by ω_i:",
 # **Try it.** Keep `k` fixed and move `pos`: the whole picture turns, but the angle between the two points,
 # and the block, stay the same. Then raise `pair i`: the angle shrinks ($\omega_i$ is smaller).
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 phasor_app()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Move `pos` with `k` fixed: the picture turns, the angle $k\omega_i$ and the 2×2 block stay.
+# Raise `pair i`: the angle shrinks.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2 · $PE(pos+k) = R(k)\,PE(pos)$: a rotation that depends only on $k$ (旋转矩阵)
 #
 # **Claim.** By the angle-addition formulas,
@@ -84,13 +88,16 @@ phasor_app()
 # that sentence, the linear function. The first half was a *hypothesis*: that a model actually learns to attend by
 # relative position is not proved here (section 3 shows what the raw dot product keeps; notebook 05 trains models).
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 fig, (ax_inter, ax_concat) = static_figure(1, 2, height=3.8)
 draw_shift_matrix(ax_inter, 5, 16)
 draw_shift_matrix(ax_concat, 5, 16, layout="concatenated")
 fig
 
-# %%
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Derive the block from the two angle-addition formulas on the board before showing it.
+
+# %% slideshow={"slide_type": "skip"}
 d = 16
 R = shift_matrix(5, d)
 blocks = torch.block_diag(*[torch.ones(2, 2)] * (d // 2)).bool()
@@ -105,12 +112,12 @@ for k in range(-60, 61, 3):  # negative k too: moving backwards
     checked += stop - start
 print(f"PE(pos + k) = R(k) PE(pos) for {checked} (pos, k) pairs, k from -60 to 60, pos < 600, d = {d}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Claim.** $R(k)$ is a rotation: orthogonal, $R(k)^\top R(k) = I$ with determinant 1, so it keeps lengths
 # ($\lVert PE(pos)\rVert^2 = d/2$ for every pos). Shifts compose: $R(a)R(b) = R(a+b)$, and going back is the
 # transpose, $R(-k) = R(k)^{-1} = R(k)^\top$.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 d = 32
 for k in (1, 7, -13, 250.5):
     R = shift_matrix(k, d)
@@ -123,7 +130,7 @@ norms = sinusoidal(1000, d, dtype=torch.float64).pow(2).sum(dim=1)
 torch.testing.assert_close(norms, torch.full_like(norms, d / 2))
 print("R(k)ᵀR(k) = I, det R(k) = 1, R(-k) = R(k)ᵀ, R(a)R(b) = R(a+b); |PE(pos)|² = d/2 =", d // 2)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 4.1 · Build the 2×2 block of R(k) for one pair (★☆☆ easy · ~5 min)
 #
 # **重要度 (importance) ●●●** · **Learning goal:** derive the 2×2 rotation from the angle-addition formulas, in the order (sin, cos) the table stores.
@@ -132,7 +139,7 @@ print("R(k)ᵀR(k) = I, det R(k) = 1, R(-k) = R(k)ᵀ, R(a)R(b) = R(a+b); |PE(po
 # $[\sin((p+k)\omega), \cos((p+k)\omega)]^\top = B\,[\sin(p\,\omega), \cos(p\,\omega)]^\top$ for every $p$.
 # Derive it from the two angle-addition formulas above; watch the order (sin first, then cos) and the signs.
 
-# %% jupyter={"source_hidden": true} pe_exercise="4.1" tags=["solution"]
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="4.1" tags=["solution"]
 import math
 
 import torch
@@ -144,18 +151,18 @@ def rotation_block(k: float, omega: float) -> torch.Tensor:
     return torch.tensor([[c, s], [-s, c]], dtype=torch.float64)
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_rotation_block(rotation_block)
 
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "a rotation matrix is $\begin{bmatrix}\cos & -\sin\\ \sin & \cos\end{bmatrix}$, as in every
 # > textbook". That is the rotation of the column vector $(x, y) = (\cos\theta, \sin\theta)$. Here the pair is stored
 # > the other way round, sin first, so the same turn is written with the *transpose*. Applying the textbook matrix
 # > to $(\sin, \cos)$ turns the point backwards: it gives $PE(pos - k)$, not $PE(pos + k)$. The checker calls this
 # > mistake `transposed`; the cell below shows what it computes.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 def textbook_block(k: float, omega: float) -> torch.Tensor:
     c, s = math.cos(k * omega), math.sin(k * omega)
     return torch.tensor([[c, -s], [s, c]], dtype=torch.float64)
@@ -171,13 +178,13 @@ result = check_rotation_block(textbook_block, quiet=True)
 assert not result and result.mistake == "transposed"
 print(f"textbook matrix · PE_i({pos:g}) = PE_i({pos - k:g}); the checker names it {result.mistake!r}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "why is $PE(pos+k)$ a *linear* function of $PE(pos)$, when sin is not linear?" (the most
 # > asked question about this encoding). The non-linear step, taking sin and cos, happened once, when $PE(pos)$
 # > was made. Shifting an angle that is already stored as (sin, cos) is a rotation, and a rotation is linear.
 # > What is *not* true: $PE$ is not a linear function of `pos` itself, and $R(k)$ is not "$k$ times" anything.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 4.2 · Build the whole R(k) (★★☆ medium · ~10 min)
 #
 # **重要度 (importance) ●●○** · **Learning goal:** assemble $R(k)$ and see that it holds $k$ and the frequencies, never the position.
@@ -186,7 +193,7 @@ print(f"textbook matrix · PE_i({pos:g}) = PE_i({pos - k:g}); the checker names 
 # interleaved layout and base 10000 (compare with `shift_matrix`, but do not call it). One 2×2 block per pair
 # $i$, with $\omega_i = 10000^{-2i/d}$, placed at rows and columns $2i, 2i+1$. Hint: `torch.block_diag`.
 
-# %% jupyter={"source_hidden": true} pe_exercise="4.2" tags=["solution"]
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="4.2" tags=["solution"]
 import torch
 
 
@@ -198,10 +205,10 @@ def my_shift_matrix(k: float, dim: int) -> torch.Tensor:
     return torch.block_diag(*blocks)
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_shift_matrix(my_shift_matrix)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3 · $PE(p)\cdot PE(p+k)$ depends only on the distance
 #
 # **Claim.** Since $\sin a\sin b + \cos a\cos b = \cos(a - b)$, each pair contributes $\cos(k\,\omega_i)$:
@@ -215,13 +222,17 @@ assert check_shift_matrix(my_shift_matrix)
 # **See it.** The line is the formula, the dots are real dot products of table rows at the chosen `p`.
 # Move `p`: the dots stay on the line. Change `d` and `base`: the shape of the decay changes.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 dot_product_app()
 
-# %% tags=["nbval-ignore-output"]
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Move `p`: the dots stay on the line. The curve is the same for $+k$ and $-k$: distance, not
+# direction.
+
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 plot_dot_products(((16, 10000.0), (64, 10000.0), (256, 10000.0), (64, 100.0)), k_max=200)
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 d = 64
 pe = sinusoidal(1300, d, dtype=torch.float64)
 ks = torch.arange(0, 301)
@@ -234,11 +245,11 @@ torch.testing.assert_close(pe_dot_product(-ks, d), formula)
 print(f"PE(p)·PE(p+k) = Σ cos(k·ω_i) for p in (0, 5, 300, 999), k = 0..300, and equal for -k; at k = 0 it is "
       f"{float(formula[0]):.0f} = d/2")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Claim.** The decay with $|k|$ is not monotone: for every setting below there is a $k$ where the dot
 # product goes *up* from $k$ to $k+1$, already at small distances.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 for d, base in [(16, 10000.0), (64, 10000.0), (128, 10000.0), (64, 100.0)]:
     k = first_rise(d, base, k_max=1000)
     assert k is not None, "a monotone decay would never rise"
@@ -248,13 +259,13 @@ for d, base in [(16, 10000.0), (64, 10000.0), (128, 10000.0), (64, 100.0)]:
     print(f"d = {d:3d}, base = {base:7.0f}: rises from k = {k} to {k + 1} ({float(f[0]):.3f} -> {float(f[1]):.3f}); "
           f"over k <= 1000 it ranges from {float(far.min()):.2f} to {d // 2}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "the dot product of two sinusoidal encodings tells the model which token is earlier".
 # > It cannot: $PE(p)\cdot PE(p+k) = PE(p)\cdot PE(p-k)$. Direction is only available through other projections
 # > (a learned $W_Q W_K^\top$ can break the symmetry), not from the raw similarity.
 # > And "similarity falls steadily with distance" is only a rough trend, as the check above shows.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 4.3 · A score that looks k₀ positions ahead (★★★ hard · ~15 min)
 #
 # **重要度 (importance) ●●●** · **Learning goal:** use $PE(q) = R(q-p)\,PE(p)$ to *design* a bilinear score, and see that a matrix
@@ -266,10 +277,10 @@ for d, base in [(16, 10000.0), (64, 10000.0), (128, 10000.0), (64, 100.0)]:
 # ($W = I$) peaks at $q = p$; what must $W$ do to $PE(q)$ so that $q = p + k_0$ looks like $q = p$?
 # Which way must it turn?
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 from pe_helpers.checks import check_offset_peak
 
-# %% jupyter={"source_hidden": true} pe_exercise="4.3" tags=["solution"]
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="4.3" tags=["solution"]
 import torch
 
 from pe_helpers import shift_matrix
@@ -280,15 +291,15 @@ def offset_peak_matrix(dim: int, k0: int) -> torch.Tensor:
     return shift_matrix(-k0, dim)      # turn PE(q) back by k0: PE(p)ᵀ R(q − p − k0) PE(p)
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_offset_peak(offset_peak_matrix)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Reveal.** With $W = R(-k_0)$ the score is $PE(p)^\top R(q-p-k_0)\,PE(p) = \sum_i \cos((q - p - k_0)\,\omega_i)$:
 # section 3's curve, moved to peak at $k_0$. It is no longer symmetric in $\pm k$: this $W$ tells
 # "$k_0$ ahead" from "$k_0$ behind", which the raw dot product cannot.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 d_demo, k0_demo = 64, 7
 pe_demo = sinusoidal(400, d_demo, dtype=torch.float64)
 W_demo = shift_matrix(-k0_demo, d_demo)
@@ -301,7 +312,7 @@ ahead, behind = float(curve[offsets == k0_demo]), float(curve[offsets == -k0_dem
 assert ahead - behind > 1.0, (ahead, behind)
 print(f"W = R(-{k0_demo}): score {ahead:.2f} at q - p = +{k0_demo}, {behind:.2f} at -{k0_demo}: direction is visible")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4 · Toward RoPE (notebook 06)
 #
 # The rotation $R(k)$ is the bridge to RoPE, the rotary position embedding (旋转位置编码). Sinusoidal encoding *adds*
@@ -310,14 +321,14 @@ print(f"W = R(-{k0_demo}): score {ahead:.2f} at q - p = +{k0_demo}, {behind:.2f}
 # position: $q_m = R_m\,q$, $k_n = R_n\,k$, so $q_m^\top k_n = q^\top R_{n-m}\, k$ depends on the offset $n - m$ only,
 # and V is left alone. One quick look below; notebook 06 builds it properly.
 
-# %%
+# %% slideshow={"slide_type": "fragment"}
 q, k = torch.randn(2, 16, dtype=torch.float64)
 score = lambda m, n: float(apply_rope(q[None], [m])[0] @ apply_rope(k[None], [n])[0])  # noqa: E731
 for m, n in [(57, 50), (10, 3)]:
     print(f"q at {m:2d}, k at {n:2d} (offset {n - m}): score {score(m, n):.4f}")
 assert math.isclose(score(57, 50), score(10, 3), abs_tol=1e-9), "same offset, same score"
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## Summary
 #
 # - Each (sin, cos) pair is a point on the unit circle that turns by $\omega_i$ per position.
@@ -327,7 +338,7 @@ assert math.isclose(score(57, 50), score(10, 3), abs_tol=1e-9), "same offset, sa
 #
 # **Next:** notebook 05 shows the limits of absolute encodings; notebook 06 turns $R$ into RoPE.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## References
 #
 # - [seed] 《绝对位置编码》 ("Absolute positional encoding", 2025-05-12), the syllabus; section numbers §1–§5 refer to it. Used here: §3.4.

@@ -6,7 +6,7 @@
 #     name: python3
 # ---
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # # 05 · The limits of absolute positional encoding (绝对位置编码的局限)
 #
 # Notebooks 02–04 built absolute encodings, learned and sinusoidal, and showed what they can do.
@@ -23,7 +23,7 @@
 # package's *reference* (five seeds per scheme and task, trained once, shipped with the package); then
 # one seed is trained live, on this CPU, and drawn over them.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # %matplotlib inline
 # %xmode Minimal
 import matplotlib.pyplot as plt
@@ -40,7 +40,7 @@ from pe_helpers.figures.extrapolation import accuracy_figure, plot_attention_map
 _ = torch.manual_seed(0)
 reference = lab.reference_results()   # 5 seeds × 9 schemes × 2 tasks, no training
 L = reference.train_len               # the training size: sizes 1..L, tested on 1..4L
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 1 · Additive mixing (加法混合, seed §4.1)
 #
 # **Claim.** An absolute encoding *adds* position to content, $\tilde x_i = x_i + p_i$, and every later
@@ -52,7 +52,7 @@ L = reference.train_len               # the training size: sizes 1..L, tested on
 # Nothing forbids such a pair: token vectors are free parameters, and $x_b = x_a + p_i - p_j$ is as
 # legal a row as any. **Construct one**: token $a$ at position 5, and a token $b$ at position 40.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 d = 32
 pe = sinusoidal(64, d)                      # p_0 .. p_63, the fixed sinusoidal table
 tokens = torch.randn(10, d)                 # stand-in for 10 learned token vectors x_0 .. x_9
@@ -64,11 +64,11 @@ print(f"|x_a - x_b| = {(tokens[a] - x_b).norm():.2f}   (different tokens)")
 print(f"|p_5 - p_40| = {(pe[i] - pe[j]).norm():.2f}   (different positions)")
 print("the two sums agree to float32 rounding:", bool(torch.allclose(sum_1, sum_2, atol=1e-5)))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check it**: the next layer's queries, keys and values are identical for both, while the two pairs
 # are far apart as pairs. Concatenation $[x; p]$ (a different design) would keep them apart.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 head = SelfAttention(d, seed=0)
 with torch.no_grad():
     q, k, v = head.project(torch.stack([sum_1, sum_2]))
@@ -80,7 +80,7 @@ assert concat_gap > 1, "concatenation keeps content and position in separate coo
 print(f"with concatenation [x; p] the two inputs would be {concat_gap:.2f} apart")
 
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### The score in four terms (seed §4.1–4.2)
 #
 # Why does it matter that content and position share one vector? Follow the sum into one attention
@@ -97,7 +97,7 @@ print(f"with concatenation [x; p] the two inputs would be {concat_gap:.2f} apart
 # random $W_QW_K^\top$ mixes the pairs, and $PE(i)^\top M\,PE(j)$ then depends on $i$ and $j$ separately.
 # `pe_helpers.extrapolation.mixing` computes the four terms (and asserts that they sum to the score).
 
-# %%
+# %% slideshow={"slide_type": "-"}
 from pe_helpers.apps import mixing_app
 from pe_helpers.extrapolation import mixing
 from pe_helpers.figures import build_mixing
@@ -120,22 +120,22 @@ print(f"position·position term, spread along a diagonal / its largest value: be
 print("share of the score (Frobenius norms), after the projections:",
       ", ".join(f"{k} {100 * v:.0f} %" for k, v in after.shares().items()))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **See it**: one symmetric colour scale for all four terms (white is 0). Content·position varies
 # along rows (it follows the query's token), position·content along columns; position·position is
 # smooth but, after the projections, not constant along the diagonals.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 fig_mix, _ = build_mixing(after, note="random W_Q, W_K (SelfAttention, seed 0), d = 32, after the projections")
 fig_mix
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Why RoPE rotates $q$ and $k$** (notebook 06). RoPE applies the position *after* the projections,
 # to $q = xW_Q$ and $k = xW_K$: $(R_mq)^\top(R_nk) = q^\top R_{n-m}\,k$. Whatever $W_Q, W_K$ are, the
 # positional dependence is a function of $n - m$ by construction: the same $q$ and $k$ placed at every
 # position give a Toeplitz matrix.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 rope_scores = mixing.rope_position_scores(q_mix[0], k_mix[1], n_mix)   # (R_m q)ᵀ(R_n k), m, n = 0..15
 assert mixing.toeplitz_deviation(rope_scores) < 1e-6
 additive_scores = (q_mix[0] + p_mix.float() @ head.W_Q) @ (k_mix[1] + p_mix.float() @ head.W_K).T
@@ -143,14 +143,14 @@ assert mixing.toeplitz_deviation(additive_scores) > 0.1
 print(f"same q, k at every position: RoPE spread {mixing.toeplitz_deviation(rope_scores):.0e} (Toeplitz); "
       f"added p, projected: {mixing.toeplitz_deviation(additive_scores):.2f}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **On trained weights.** The lab below trains for 15–30 s; for this section a smaller sinusoidal copy
 # model (copy lengths 1..8, 300 steps, $d = 32$, about 2 s) is enough to read off a trained $W_QW_K^\top$
 # (first layer; its LayerNorm's centring and gain folded in, its per-token scale left out). Training
 # does not make the position·position term relative either: `mixing.relative_part(M)` is the part of
 # $M$ that would (one scaled rotation per frequency pair, see Exercise 5.3).
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 trained_mix = mixing.trained_mixing_model()
 rows = []
 for h in range(trained_mix.model.n_heads):
@@ -172,14 +172,14 @@ print(f"random head: relative part of M: {100 * rel_random:.0f} % (a random d ×
 print(f"content/position norm ratio in the trained model (no √d scaling): "
       f"{float(content_t.norm(dim=1).mean() / position_t.norm(dim=1).mean()):.2f}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Try it**: switch random/trained weights, before/after the projections, and scale the content.
 # Before the projections, the position·position panel is constant along its diagonals.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 mixing_app()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### How large is content against position? (√d scaling and dropout)
 #
 # Vaswani et al. (2017, arXiv:1706.03762) §3.4: "In the embedding layers, we multiply those weights by
@@ -195,7 +195,7 @@ mixing_app()
 # position at initialisation, about $2\sqrt{d/(V+d)} \approx 0.23$ (and about 2 on the Annotated
 # Transformer's own toy copy task, $V = 11$).
 
-# %%
+# %% slideshow={"slide_type": "-"}
 ratios = {}
 for init, vocab in (("normal", 37000), ("xavier", 37000), ("xavier", 11)):
     measured, predicted = mixing.embedding_norm_ratio(512, vocab, init=init)
@@ -207,12 +207,12 @@ assert ratios["normal", 37000] > 30 and ratios["xavier", 37000] < 0.3
 unscaled, _ = mixing.embedding_norm_ratio(512, 37000, init="xavier", scale=False)
 print(f"without the √d factor (Xavier, V = 37000) it would be {unscaled:.3f}: position would drown the tokens")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # Dropout acts on the **sum**: one mask zeroes the same coordinates of content and position, and scales
 # the rest by $1/(1 - P_{drop})$. It cannot drop one and keep the other; the four-term split of the
 # dropped vector is the split of the dropped parts.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 drop = torch.nn.Dropout(p=0.1)
 x_d, p_d = x_mix.float(), p_mix.float()
 torch.manual_seed(5); dropped_sum = drop(x_d + p_d)
@@ -224,7 +224,7 @@ assert bool((dropped_x[zeroed] == 0).all() and (dropped_p[zeroed] == 0).all())
 print(f"dropout(x + p) = dropout(x) + dropout(p) with one mask; {int(zeroed.sum())} of {zeroed.numel()} "
       "coordinates dropped from both")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 5.3 · Keep only the relative part of W_Q W_Kᵀ (★★★ hard · ~20 min)
 #
 # **重要度 (importance) ●●●** · **Learning goal:** say *which* term of the expansion can carry relative position, and what a
@@ -237,10 +237,10 @@ print(f"dropout(x + p) = dropout(x) + dropout(p) with one mask; {int(zeroed.sum(
 # that do to the term? Inside one $2\times 2$ block, which matrices give the same value for every
 # rotation angle? Check your answer against `mixing.toeplitz_deviation`.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 from pe_helpers.checks import check_relative_part
 
-# %% jupyter={"source_hidden": true} pe_exercise="5.3" tags=["solution"]
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="5.3" tags=["solution"]
 import torch
 
 
@@ -255,16 +255,16 @@ def relative_only(m: torch.Tensor) -> torch.Tensor:
     return out
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_relative_part(relative_only)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Reveal.** Only the position·position term can be relative, and only if $M$ commutes with every
 # rotation: one $aI + bJ$ block per pair, nothing between pairs. That is $d$ numbers out of $d^2$, so a
 # random or trained $W_QW_K^\top$ keeps only a small part of it (the percentages above), and the cross
 # terms stay absolute whatever $M$ is. RoPE moves the rotation past the projections instead.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Try it**: pick other `a, i, j`. The collision works for every choice, because the construction only
 # uses vector addition. In a trained model exact collisions are unlikely, but the point stands: only
 # the *learned weights* can keep content and position in separate directions; the architecture does not.
@@ -274,7 +274,7 @@ assert check_relative_part(relative_only)
 # > apart, and every projection $W_Q, W_K, W_V$ receives both (notebook 02). RoPE (notebook 06) avoids the
 # > sum altogether: it rotates $q$ and $k$ instead of adding to $x$.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2 · The extrapolation lab: train short, test long
 #
 # **Two tasks**, both starting with a beginning-of-sequence token `BOS` that every scheme sees (notebook 01: with
@@ -308,7 +308,7 @@ assert check_relative_part(relative_only)
 #
 # Before you see any result, make a prediction.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 5.1 · Predict the curve before running (★☆☆ easy · ~5 min)
 #
 # Every model copies almost perfectly at the sizes it was trained on. Write `predicted_accuracy_at_2L()`
@@ -316,7 +316,7 @@ assert check_relative_part(relative_only)
 # `sinusoidal` and `rope` (a number between 0 and 1; guessing is $0.1$), or `None` for a model you think cannot
 # run at all. The check (against the shipped reference) accepts a guess within 0.25 and explains misses.
 
-# %% jupyter={"source_hidden": true} pe_exercise="5.1" tags=["solution"]
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="5.1" tags=["solution"]
 def predicted_accuracy_at_2L() -> dict:
     """My guess of each model's copy accuracy at size 2L (None: the model cannot run there)."""
     # learned: its table ends at position 2L, so size 2L (4L + 1 positions) cannot even run.
@@ -325,25 +325,25 @@ def predicted_accuracy_at_2L() -> dict:
     return {"none": 0.3, "learned": None, "sinusoidal": 0.2, "rope": 0.25}
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_extrapolation_prediction(predicted_accuracy_at_2L)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3 · Length extrapolation (长度外推, seed §4.3): the reference
 #
 # Token accuracy against size, the mean of five seeds as a line and their range as a band, for both tasks.
 # These numbers were trained once (`python -m pe_helpers.cli --reference` regenerates them) and ship with the package.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 SHOWN = ("none", "learned-extended", "sinusoidal", "rope", "rope-pi", "rope-ntk", "alibi", "randomized")
 fig = accuracy_figure(reference, encodings=SHOWN)
 display(fig)
 
-# %%
+# %% slideshow={"slide_type": "-"}
 for task in reference.tasks:
     print(reference.table(task, [L, 2 * L, 4 * L]), end="\n\n")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **What the reference says** (each sentence is asserted in the next cell: a claim "A beats B" must hold by more than
 # twice the seeds' combined standard deviation, `reference.difference(...)`):
 #
@@ -368,7 +368,7 @@ for task in reference.tasks:
 #    as Kazemnejad et al. (2023) found, but not better than RoPE or ALiBi here, as they also found; our models
 #    are tiny, so only half of their result shows.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 r, far, just_past, past = reference, (2 * L + 1, 4 * L), (L + 1, L + 2), (L + 1, 2 * L)
 
 
@@ -402,33 +402,33 @@ assert beats("rope-ntk", "rope", far, "lookback") and r.mean_accuracy("rope-ntk"
 assert beats("none", "sinusoidal", past) and beats("none", "learned-extended", past)
 assert beats("rope", "none", past) and beats("alibi", "none", past)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # The learned table has no row past its training positions: asking for it is an error, not a wrong answer.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 too_long = lab.eval_batch(L + 1, vocab_size=10).inputs      # size L + 1: 2L + 3 positions
 untrained = lab.init_model("learned", reference.config)      # the same shape as the trained one
 with expect_error(PositionOutOfRangeError, match=f"max_len={2 * L + 1}"):
     untrained(too_long)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4 · One seed, trained live
 #
 # Now train one seed of three schemes on the look-back task, on this CPU, with the reference's settings (a few
 # seconds). In present mode nothing trains until you press **train now**; the figure then draws the live seed as
 # markers over the reference band.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 panel = TrainNow(reference, encodings=("none", "learned", "rope"), tasks=("lookback",), seed=0,
                  show_app=present_mode())   # in present mode the app appears in the panel once trained
 if not present_mode():
     panel.train(progress=False)
 panel
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # The live seed is seed 0 of the reference, trained again: on this machine and torch build the numbers are the same.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 live = panel.results
 if live is not None:  # None only in present mode before "train now"
     for e in live.encodings:
@@ -436,14 +436,14 @@ if live is not None:  # None only in present mode before "train now"
             if live.can_run(e, n, "lookback"):
                 assert abs(live.accuracy_at(e, n, "lookback") - r.accuracy_at(e, n, "lookback", seed=0)) <= 0.15
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### See it: the copy head inside and past the training size
 #
 # The attention of the live RoPE model's *copy head* (the head whose weight falls most on the token to output),
 # at $n = L$ and $n = 4L$. The orange line is where a perfect look-back looks (3 places back); the grey lines
 # mark position $2L + 1$, the first one no training sequence reached. The head stays on the line far past it.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 if live is not None:
     rope = live.model("rope", "lookback")
     head = lab.copy_head(rope)
@@ -455,7 +455,7 @@ if live is not None:
     plt.show()
 
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 def source_weight(trained, n):
     """Mean weight the copy head puts on the right key, A[t, t - 3], over the scored positions."""
     weights = lab.attention_map(trained, n)
@@ -468,18 +468,18 @@ if live is not None:
     print(f"rope copy head, weight on the right key: n = L: {inside:.2f}   n = 4L: {past_4L:.2f}")
     assert past_4L > 0.5 * inside, "RoPE's head keeps looking 3 back far past the training size"
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Try it: slide the size
 #
 # Choose a scheme and slide the size from 1 to $4L$. Left: that model's copy head on one example sequence. Right:
 # accuracy by size, the chosen model thick. Moving a control never retrains. (In present mode the app appears
 # under the **train now** button once it has trained.)
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 if live is not None:
     display(extrapolation_app(results=live, task="lookback", encoding="rope", length=4 * L))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5 · Relative distance is only implicit (相对距离, seed §4.2)
 #
 # **Claim.** The sinusoidal table encodes offsets uniformly: $PE(i+k) = R(k)\,PE(i)$ (notebook 04), so the
@@ -491,7 +491,7 @@ if live is not None:
 # unrelated pairs of vectors. **Measure it** in the table the live `learned` model just trained, even though its
 # task (look 3 back) is nothing but an offset.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 def offset_cosines(table: torch.Tensor, k: int) -> torch.Tensor:
     '''cos(p_i, p_{i+k}) for i = 0 .. len(table) - k - 1: one number per absolute position i.'''
     unit = table / table.norm(dim=1, keepdim=True)
@@ -511,7 +511,7 @@ if live is not None:
         assert spread(c_s) < 1e-5, "sinusoidal: the same offset looks the same everywhere"
         assert spread(c_l) > 0.2, "learned: the same offset looks different at each position"
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # On the sinusoidal table every offset has one similarity; on the trained table it changes with the position:
 # the learned model had to learn "look 3 back" separately at every absolute position it saw, and it saw only
 # positions up to $2L$. That is why its table is no help past them, and why a scheme that puts the offset into the
@@ -520,25 +520,25 @@ if live is not None:
 # > **Misconception:** "an absolute encoding is as good as a relative one, the model can subtract".
 # > It can learn offsets, but position by position, and only for the positions the data reached.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Position without an encoding (Haviv et al. 2022)
 #
 # The `none` model has no position signal, yet a linear probe reads the absolute position $t$ off its final
 # hidden states: fit $\hat t = h_t^\top w + b$ on half of the sequences, score $R^2$ on the other half. With `BOS`
 # and a causal mask the model can count (notebook 01).
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 if live is not None:
     r2 = lab.position_probe_r2(live.model("none", "lookback"))
     print(f"no-PE model: R^2 of a linear read-out of the position = {r2:.2f}")
     assert r2 > 0.8, "absolute position is linearly recoverable from a model without positional encoding"
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "sinusoidal encodings extrapolate, because they can be computed at any length".
 # > The *vectors* exist at any length; what the model learned about them does not. On look-back the sinusoidal
 # > model falls exactly like the model with no encoding (section 3), while RoPE, whose score sees only offsets, holds.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 6 · What the papers report, and what this small lab mirrors
 #
 # * **Vaswani et al. (2017), *Attention Is All You Need*, Table 3, row (E)**: replacing the sinusoidal encoding by
@@ -567,13 +567,13 @@ if live is not None:
 #   Information***: causal language models without positional encoding are competitive with encoded ones, and
 #   probes recover absolute position from them. *Here*: the probe above.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 gap = abs(r.in_distribution("learned") - r.in_distribution("sinusoidal"))
 print(f"learned vs sinusoidal inside the training sizes: {r.in_distribution('learned'):.3f} vs "
       f"{r.in_distribution('sinusoidal'):.3f} (gap {gap:.3f})")
 assert gap <= 0.02, "learned and sinusoidal are close inside the training sizes"
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # Want a longer run, other seeds or another figure? The command line trains the same lab with any settings:
 #
 # ```
@@ -582,7 +582,7 @@ assert gap <= 0.02, "learned and sinusoidal are close inside the training sizes"
 # python -m pe_helpers.cli --reference                             # regenerate the shipped reference
 # ```
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 5.2 · The copy-task loss mask (★★☆ medium · ~10 min)
 #
 # Leave `BOS` aside: the model reads positions $t = 0 .. 2n-1$ of `x1..xn SEP x1..xn` and predicts the token at
@@ -592,7 +592,7 @@ assert gap <= 0.02, "learned and sinusoidal are close inside the training sizes"
 # $2n_b - 1$ are padding). The checker names the usual slips: counting the `SEP` prediction, shifting by one,
 # masking the prompt half, running into the padding.
 
-# %% jupyter={"source_hidden": true} pe_exercise="5.2" tags=["solution"]
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="5.2" tags=["solution"]
 import torch
 
 
@@ -603,10 +603,10 @@ def copy_loss_mask(lengths: torch.Tensor, total_len: int) -> torch.Tensor:
     return (t >= n) & (t < 2 * n)
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_copy_loss_mask(copy_loss_mask)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## Summary
 #
 # * **Mixing**: after $x + p$, content and position are one vector; distinct (token, position) pairs can be the

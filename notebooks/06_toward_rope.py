@@ -6,7 +6,7 @@
 #     name: python3
 # ---
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # # 06 · Toward RoPE: rotate q and k instead of adding p (旋转位置编码)
 #
 # The seed ends where absolute encodings run out: relative distance is only implicit, and content and position share
@@ -24,7 +24,7 @@
 # - explain why RoPE angles are formed in float32 or float64, never bf16, for long contexts (精度, precision);
 # - compare learned, sinusoidal, RoPE and no encoding side by side, with the results of notebook 05's lab.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 # %matplotlib inline
 import math
 
@@ -43,7 +43,7 @@ from pe_helpers.rope import (angles_in_dtype, demo_query_key, interleaved_to_hal
 torch.manual_seed(0)
 torch.set_num_threads(1)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 1 · Rotate q and k, do not add to x
 #
 # **Claim.** An absolute encoding adds $p_m$ to $x_m$ before the projections, so $q_m = W_Q^\top(x_m + p_m)$,
@@ -61,7 +61,7 @@ torch.set_num_threads(1)
 # **Check it.** Six tokens through one attention head (`SelfAttention`, float64). Scores with the sentence at
 # positions $t \dots t+5$, for 101 shifts $t$ up to 5000; then single pairs $(m, n)$ against $(m+t, n+t)$.
 
-# %%
+# %% slideshow={"slide_type": "fragment"}
 d, n = 16, 6
 head = SelfAttention(d, seed=0).double()
 x = torch.randn(n, d, dtype=torch.float64)  # six tokens' content; no position is added to x
@@ -89,7 +89,7 @@ assert not math.isclose(float(shifted_scores(q0, k0, 5, 2, [0])[0]), float(shift
     "offsets +3 and -3 give different scores: RoPE sees direction, not only distance"
 
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # The last assert is a difference from notebook 04: there $PE(p)\cdot PE(p+k)$ was the same for $+k$ and $-k$.
 # Here $q^\top\mathcal{R}_{3}k \ne q^\top\mathcal{R}_{-3}k$, because $q$ and $k$ are different vectors: the score knows
 # which token comes first.
@@ -97,7 +97,7 @@ assert not math.isclose(float(shifted_scores(q0, k0, 5, 2, [0])[0]), float(shift
 # **Claim.** V is untouched: the values are $W_V^\top x_n$ whatever the positions, while an added encoding puts
 # position into every value.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 def layer(start: int, scheme: str) -> tuple[torch.Tensor, torch.Tensor]:
     # (output, values) of the head with the sentence at positions start .. start + n - 1
     if scheme == "rope":
@@ -124,18 +124,18 @@ assert change > 0.1
 print(f"RoPE: V identical at every start, output identical; added PE: V changes by {change:.0%} when the "
       f"sentence starts at 37 instead of 0")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **See it.** For one query content $q$ and one key content $k$ placed at every pair of positions $(m, n)$: the additive
 # score $(q + PE(m))^\top(k + PE(n))$ on the left, the rotary score $(\mathcal{R}_m q)^\top(\mathcal{R}_n k)$ on the
 # right. The right matrix is constant along every diagonal $n - m = \text{const}$ (a Toeplitz matrix); the left one is not.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 qc, kc = demo_query_key(d)
 fig, (ax_add, ax_rope) = static_figure(1, 2, height=3.9)
 draw_score_matrices(ax_add, ax_rope, qc, kc, n=48)
 fig
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **See it, move it.** The app puts the query at $m + t$ and the key at $n + t$. Left: pair $i$ of both rotated vectors
 # (dashed: before rotation). Right: the whole score against the shift $t$, and the additive score beside it.
 #
@@ -143,11 +143,15 @@ fig
 # blue score does not move while the orange one wanders. Then move `query m` or `key n`: now the angle changes, and
 # the blue line jumps to a new level. Raise `pair i`: slower pairs turn less per step.
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 rope_shift_app()
 
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Move `shift t`: both arrows turn by $t\,\omega_i$; the blue (RoPE) score stays flat while
+# the orange (additive) one wanders. Then move `query m` or `key n`: the blue line jumps.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "RoPE is one more vector added to the token embedding". Nothing is added, and nothing happens at the
 # > input: RoPE acts inside every attention layer, after $W_Q$ and $W_K$, on $q$ and $k$ only. A related slip is to rotate
 # > V as well. The RoFormer paper rotates only the query and the key; Hugging Face's RoFormer code has an opt-in
@@ -155,7 +159,7 @@ rope_shift_app()
 # > depends on its absolute position again, and the output of the shifted sentence changes (the checker of exercise 6.3
 # > calls this mistake `rotated-v`):
 
-# %%
+# %% slideshow={"slide_type": "-"}
 def output_with_v_rotated(start: int) -> torch.Tensor:
     p = pos + start
     weights = torch.softmax(apply_rope(q, p) @ apply_rope(k, p).T / math.sqrt(d), dim=-1)
@@ -166,7 +170,7 @@ moved = float((output_with_v_rotated(37) - output_with_v_rotated(0)).abs().max()
 assert moved > 0.1
 print(f"V rotated too: the output changes by up to {moved:.2f} when the sentence starts at 37 instead of 0")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2 · The same rotation as notebook 04, now inside the dot product (旋转矩阵)
 #
 # **Claim.** $\mathcal{R}_m$ is notebook 04's $R(m)$, read with each pair the other way round. `shift_matrix(k)`
@@ -181,7 +185,7 @@ print(f"V rotated too: the output changes by up to {moved:.2f} when the sentence
 # $k = m - n$, now between $q$ and $k$. And RoPE applied to the constant vector $(1, 0, 1, 0, \dots)$ at position $m$
 # gives $(\cos m\omega_i, \sin m\omega_i)$: notebook 03's table with each pair swapped.
 
-# %%
+# %% slideshow={"slide_type": "fragment"}
 S = pair_swap_permutation(d)
 for m in (0, 1, 5, 37, -8, 1000):
     R_m = rope_matrix(m, d)
@@ -200,7 +204,7 @@ torch.testing.assert_close(apply_rope(ones.expand(50, d), torch.arange(50)), sin
 print("apply_rope(x, m) = R_m x with R_m = R(m)ᵀ = S R(m) S; (R_m q)·(R_n k) = q·R(m - n)k; "
       "RoPE of (1, 0, 1, 0, ...) = the sinusoidal table, pairs swapped")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 6.1 · RoPE for one pair (★☆☆ easy · ~5 min)
 #
 # **重要度 (importance) ●●●** · **Learning goal:** rotate one (x, y) pair by $m\,\omega$: the single operation RoPE is built from.
@@ -209,7 +213,7 @@ print("apply_rope(x, m) = R_m x with R_m = R(m)ᵀ = S R(m) S; (R_m q)·(R_n k) 
 # counter-clockwise by $\theta = position\cdot\omega$, i.e. $a' = a\cos\theta - b\sin\theta$, $b' = a\sin\theta + b\cos\theta$.
 # This is all of RoPE: `apply_rope` does it for every pair $i$ (with $\omega_i$) of every row (with its position).
 
-# %% jupyter={"source_hidden": true} pe_exercise="6.1" tags=["solution"]
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="6.1" tags=["solution"]
 import math
 
 import torch
@@ -222,17 +226,17 @@ def rotate_pair(pair: torch.Tensor, position: float, omega: float) -> torch.Tens
     return torch.tensor([a * math.cos(theta) - b * math.sin(theta), a * math.sin(theta) + b * math.cos(theta)])
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_rope_pair(rotate_pair)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "`shift_matrix` and `apply_rope` disagree by a sign, so one of them is wrong". Both are right;
 # > they store the pair in opposite orders. Using notebook 04's block $\begin{bmatrix}\cos & \sin\\ -\sin & \cos\end{bmatrix}$
 # > on $(a, b) = (x, y)$ turns the pair backwards. Backwards for both $q$ and $k$ still gives a score that depends only on
 # > $m - n$, but with the direction flipped, $q^\top\mathcal{R}_{m-n}k$ instead of $q^\top\mathcal{R}_{n-m}k$; such a model
 # > does not match weights trained with the usual sign. The checker calls this mistake `wrong-sign`:
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 wrong = example_rope_mistakes("6.1")["wrong-sign"]  # (a, b) turned by -θ
 result = check_rope_pair(wrong, quiet=True)
 assert not result and result.mistake == "wrong-sign"
@@ -242,7 +246,7 @@ for m, n_ in [(5, 2), (40, 3)]:
     assert math.isclose(backwards(m, n_), backwards(m + 100, n_ + 100), abs_tol=1e-9)  # still only the offset
     assert math.isclose(backwards(m, n_), float(shifted_scores(q0, k0, n_, m, [0])[0]), abs_tol=1e-9)  # q·R(m-n)k
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 6.2 · The score from the offset alone (★★☆ medium · ~10 min)
 #
 # **重要度 (importance) ●●●** · **Learning goal:** show that the rotated score needs only the offset $n - m$: RoPE's relative property, in code.
@@ -253,7 +257,7 @@ for m, n_ in [(5, 2), (40, 3)]:
 # $(\mathcal{R}_m q)^\top(\mathcal{R}_n k)$ for several $(m, n)$, shifted copies of one offset included.
 # Hint: which of the two vectors should turn, and by $n - m$ or by $m - n$?
 
-# %% jupyter={"source_hidden": true} pe_exercise="6.2" tags=["solution"]
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="6.2" tags=["solution"]
 import torch
 
 from pe_helpers import apply_rope
@@ -264,10 +268,10 @@ def relative_score(q: torch.Tensor, k: torch.Tensor, offset: int) -> float:
     return float(q @ apply_rope(k[None], [offset])[0])
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_relative_score(relative_score)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3 · Two layouts in public code: interleaved and half-split (置换)
 #
 # **Claim.** Public RoPE code pairs the dimensions in one of two ways:
@@ -285,7 +289,7 @@ assert check_relative_score(relative_score)
 # `convert_llama_weights_to_hf.py` applies exactly this permutation to `wq` and `wk` ("permute for sliced rotary"), and
 # not to `wv`.
 
-# %%
+# %% slideshow={"slide_type": "fragment"}
 sigma = interleaved_to_half_permutation(d)
 print("σ =", sigma.tolist())
 positions = torch.tensor([0, 3, 17, 250, 4000, 65535])
@@ -304,7 +308,7 @@ assert gap > 0.1
 print(f"half layout with permuted W_Q, W_K: identical scores; without the permutation the scores are off by up "
       f"to {gap:.2f}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 6.3 · Attention with RoPE (★★☆ medium · ~10 min)
 #
 # **重要度 (importance) ●●○** · **Learning goal:** put RoPE inside attention: rotate $q$ and $k$, never $v$, in the interleaved layout.
@@ -314,7 +318,7 @@ print(f"half layout with permuted W_Q, W_K: identical scores; without the permut
 # $\text{softmax}\big(\tilde Q\tilde K^\top/\sqrt{d}\big)\,V$. The checker recognises rotating V too, the half layout,
 # the wrong sign, rotating only one of q and k, and a missing $\sqrt{d}$.
 
-# %% jupyter={"source_hidden": true} pe_exercise="6.3" tags=["solution"]
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="6.3" tags=["solution"]
 import math
 
 import torch
@@ -328,21 +332,21 @@ def rope_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, positions:
     return torch.softmax(q @ k.T / math.sqrt(q.shape[-1]), dim=-1) @ v
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_rope_attention(rope_attention)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "interleaved and half-split RoPE are different encodings" (or: "they are the same, so the layout
 # > does not matter"). Both halves are half true. They are the same encoding up to $\sigma$, so a model trained with one can
 # > be converted exactly. But weights trained with one layout and run with the other, *without* permuting $W_Q$ and
 # > $W_K$, get wrong scores (the `gap` above). The checker calls the mix-up `half-layout`:
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 result = check_rope_attention(example_rope_mistakes("6.3")["half-layout"], quiet=True)
 assert not result and result.mistake == "half-layout"
 print(result)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 6.4 · Shift the whole sequence: predict, then reveal (★★★ hard · ~15 min)
 #
 # **重要度 (importance) ●●●** · **Learning goal:** see, with notebook 05's four-term expansion, exactly *what* in an additive encoding
@@ -357,10 +361,10 @@ print(result)
 # largest absolute change of any score between the two placements (interleaved layout, `sinusoidal`
 # and `apply_rope` are allowed). The checker reveals the values and names the usual slips.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 from pe_helpers.checks import check_shift_gaps
 
-# %% jupyter={"source_hidden": true} pe_exercise="6.4" tags=["solution"]
+# %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="6.4" tags=["solution"]
 import torch
 
 from pe_helpers import apply_rope, sinusoidal
@@ -377,16 +381,16 @@ def shift_gaps(x: torch.Tensor, shift: int) -> tuple[float, float]:
     return float(rope_gap), float(additive_gap)
 
 
-# %% tags=["check"]
+# %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_shift_gaps(shift_gaps)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Reveal.** RoPE: $(R_{i+s}x_i)^\top(R_{j+s}x_j) = x_i^\top R_{j-i}\,x_j$, unchanged for every $s$ and every content.
 # Additive: of the four terms $x_i\!\cdot\!x_j + x_i\!\cdot\!p_j + p_i\!\cdot\!x_j + p_i\!\cdot\!p_j$, the first
 # does not move and the last depends only on $j - i$ (notebook 04), but the two cross terms pair a token with an
 # *absolute* position: they change with $s$. That is the mixing of notebook 05, §1.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 x_demo = torch.randn(6, 16, generator=torch.Generator().manual_seed(6), dtype=torch.float64)
 pe0, pe9 = sinusoidal(6, 16, dtype=torch.float64), sinusoidal(6, 16, offset=9, dtype=torch.float64)
 torch.testing.assert_close(pe9 @ pe9.T, pe0 @ pe0.T)                    # position·position: does not move
@@ -396,7 +400,7 @@ r0, r9 = apply_rope(x_demo, torch.arange(6)), apply_rope(x_demo, torch.arange(6)
 torch.testing.assert_close(r9 @ r9.T, r0 @ r0.T)                        # RoPE: does not move
 print(f"shift by 9: p·p unchanged, x·p changes by up to {cross_change:.2f}, RoPE scores unchanged")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4 · Precision: form the angle in float32 or float64, not bf16 (精度)
 #
 # **Claim.** The rotation angle $m\,\omega_i$ grows with the position: for pair 0 ($\omega_0 = 1$) it is $m$ radians.
@@ -407,7 +411,7 @@ print(f"shift by 9: p·p unchanged, x·p changes by up to {cross_change:.2f}, Ro
 # rounded value; the angle is rounded twice ($\omega_i$, then the product $m\,\omega_i$), so its error is at most about
 # $2^{-23}\,m\,\omega_i$, and pair 0 ($\omega_0 = 1$) is exact. `pe_helpers` forms every angle in float64.
 
-# %%
+# %% slideshow={"slide_type": "fragment"}
 for dtype, p in ((torch.bfloat16, 8), (torch.float16, 11), (torch.float32, 24)):
     assert torch.finfo(dtype).eps == 2.0 ** (1 - p)  # spacing at m is eps·2^floor(log2 m) = 2^(floor(log2 m) + 1 - p)
 assert torch.tensor(257.0).bfloat16().item() == 256.0 and torch.tensor(4097.0).bfloat16().item() == 4096.0
@@ -426,12 +430,12 @@ assert float(errors[torch.bfloat16][0]) >= 1.0 and float(errors[torch.bfloat16][
 assert math.isinf(float(errors[torch.float16][-1]))
 assert float(errors[torch.float32][4]) < 1e-3 and float(errors[torch.float32][-1]) < 1e-2
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 # **Check the float32 bound against the table.** Per pair, the error is at most $2^{-23}(1 + 2^{-24})\,m\,\omega_i$;
 # the largest is pair 1 ($\omega_1 = 10000^{-2/16} \approx 0.32$ for $d = 16$), a bound of about $4\cdot10^{-3}$ rad near
 # $m = 10^5$. The table's row stays below it (rounding errors rarely reach their worst case), and pair 0 is exact.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 from pe_helpers import inverse_frequencies
 
 per_pair = (angles_in_dtype(probe, d, dtype=torch.float32) - exact).abs()        # [positions, d/2]
@@ -443,18 +447,18 @@ torch.testing.assert_close(per_pair.amax(dim=-1), errors[torch.float32])        
 for m, err, worst in zip(probe.tolist(), errors[torch.float32].tolist(), bound[:, 1].tolist()):
     print(f"m = {int(m):>7}: float32 angle error {err:.1e} rad <= bound {worst:.1e} rad")
 
-# %% tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 fig, ax = static_figure(height=3.6)
 draw_angle_error(ax, torch.logspace(1, 6, 41).round(), d)
 fig
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Claim.** The rounding breaks RoPE's promise itself. The score of a query at $m + t$ and a key at $n + t$ should be one
 # number for every shift $t$; with the angles rounded per position it drifts, a little in float32, completely in bf16.
 # A rounded *frequency* (the same wrong $\omega_i$ at every position) is a different matter: the score still depends only
 # on $n - m$, just not in the way the model was trained.
 
-# %%
+# %% slideshow={"slide_type": "-"}
 shifts = torch.arange(0, 100001, 1000)
 drift = {}
 for dtype in (torch.float64, torch.float32, torch.bfloat16):
@@ -470,7 +474,7 @@ true = float(shifted_scores(qc, kc, 1005, 2, [0])[0])
 assert float((far - far[0]).abs().max()) < 1e-9 and abs(float(far[0]) - true) > 0.1
 print(f"ω rounded to bf16: still one score for every shift ({float(far[0]):+.4f}), but not the true one ({true:+.4f})")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # These are public bug reports, cited as facts (repository, number, title):
 #
 # - EleutherAI/gpt-neox issue #1003, "RotaryEmbedding computation is wrong for certain position/feature pairs in reduced
@@ -490,7 +494,7 @@ print(f"ω rounded to bf16: still one score for every shift ({float(far[0]):+.4f
 # - sgl-project/sglang-jax issue #1472, "[Bug] RoPE inverse frequencies are quantized before phase computation",
 #   fixed by pull request #1473, "fix(rope): compute rotary phases in float32".
 
-# %%
+# %% slideshow={"slide_type": "-"}
 # EleutherAI/gpt-neox #1003: d = 32, positions 0..2047, inverse frequencies and positions in fp16
 table_positions = torch.arange(2048.0)
 a32 = angles_in_dtype(table_positions, 32, dtype=torch.float32)
@@ -500,12 +504,12 @@ worst = float((a16.cos() - a32.cos()).abs().max())
 assert round(float(a32[1857, 1]), 2) == 1044.27 and float(a16[1857, 1]) == 1045.0 and round(worst, 2) == 0.78
 print(f"largest error of the cos table: {worst:.2f}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "bf16 is fine for RoPE because sin and cos lie in [−1, 1]". The output range is not the problem:
 # > the *argument* $m\,\omega_i$ is, and it grows to thousands of radians. Form positions, frequencies and their product
 # > in float32 (better float64), take sin and cos, and only then cast down to the model's dtype if you must.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5 · Side by side: five ways to give attention a sense of order
 #
 # **Claim.** The schemes of this collection differ in *what* carries position, *where* it enters, whether the
@@ -516,15 +520,18 @@ print(f"largest error of the cos table: {worst:.2f}")
 # five seeds, trained at sizes up to $L$, tested up to $4L$; token accuracy, mean over seeds, chance $= 1/\text{vocab size}$)
 # on the copy task (the needed offset grows with the size) and the look-back task (a fixed offset of 3).
 
-# %%
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* The table is built from notebook 05's committed lab run; read the last column aloud.
+
+# %% slideshow={"slide_type": "fragment"}
 results = reference_results()
 print(results.table("copy", [1, results.train_len, 2 * results.train_len, 4 * results.train_len]))
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 rows = comparison_table(results)
 display(Markdown(format_comparison_table(rows)))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **What the lab says** (mean token accuracy over the sizes named; chance is 0.10; the cell below asserts each point):
 #
 # - **Learned absolute.** The trained table has no row past its training positions: the model cannot run at all
@@ -543,7 +550,7 @@ display(Markdown(format_comparison_table(rows)))
 #   scheme at $n \le L$ on copy, and it collapses past $L$ too (Kazemnejad et al. 2023 found NoPE extrapolating better
 #   than absolute and rotary encodings on their tasks; here it beats only the absolute ones, notebook 05).
 
-# %%
+# %% slideshow={"slide_type": "-"}
 by = {row.key: row for row in rows}
 L = results.train_len
 # learned: no vector past its training positions; untrained extra rows do not help
@@ -572,7 +579,7 @@ for row in rows:
           f"{'cannot run' if row.lab.far is None else f'{row.lab.far:.2f}'} from 2L + 1 on; look-back "
           f"{'cannot run' if row.lookback.far is None else f'{row.lookback.far:.2f}'} from 2L + 1 on")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "sinusoidal encodings (or RoPE) extrapolate because they can be computed at any position". Being
 # > able to compute an encoding for a longer position is not the same as the model having learned to use it: the lab row
 # > of each scheme says what actually happened past $L$.
@@ -592,7 +599,7 @@ for row in rows:
 # linear penalty $-c\,|m - n|$ to the scores, and NoPE (Haviv et al. 2022; Kazemnejad et al. 2023) drops the encoding and
 # relies on the causal mask.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## References
 #
 # - [seed] 《绝对位置编码》 ("Absolute positional encoding", 2025-05-12), the syllabus; section numbers §1–§5 refer to it. Used here: §1.3 ("RoPE only rotates Q and K"), §3.4, §5.

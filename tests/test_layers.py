@@ -1,7 +1,7 @@
 """The layers of pe_helpers, enforced by reading every module's imports.
 
 compute (the core and each concept's module) imports none of figures, apps, checks;
-figures import neither apps nor checks; apps don't import checks. Front ends (``cli``,
+figures import neither apps nor checks; apps don't import checks. Front ends (``cli``, ``present``,
 ``student``, ``editions``) may import anything, and nothing in the layers imports them.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "pe_helpers"
-FRONT_ENDS = {"cli", "student", "editions"}
+FRONT_ENDS = {"cli", "student", "editions", "present"}
 FORBIDDEN = {
     "compute": {"figures", "apps", "checks", *FRONT_ENDS},
     "figures": {"apps", "checks", *FRONT_ENDS},

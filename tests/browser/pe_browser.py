@@ -778,3 +778,176 @@ def voila_wait_rendered(page, *, timeout: float = 120.0) -> None:  # noqa: ANN00
         timeout=timeout * 1000,
         polling=250,
     )
+
+
+# --------------------------------------------------------------------------- slides (make present)
+
+#: Where the slide screenshots go (git-ignored; CI keeps build/).
+SLIDE_SCREENSHOTS = SCREENSHOTS / "slides"
+#: The viewports a deck must fit: a 1080p projector and a 720p one.
+SLIDE_VIEWPORTS = ({"width": 1920, "height": 1080}, {"width": 1280, "height": 720})
+#: The slide's logical size (pe-slides' conf.json) and the limits issue 13 sets.
+SLIDE_WIDTH, SLIDE_HEIGHT = 1280, 720
+MIN_TEXT_PX_AT_1080P = 24.0
+MIN_APP_FIGURE_SHARE = 0.60
+FIRST_SLIDE_TIMEOUT = 150.0  # s; the budget is 10 s, this only bounds a hang
+
+#: The deck is ready: reveal.js initialised and Voilà showed the cells.
+DECK_READY_JS = """() => {
+    const reveal = document.querySelector('.reveal.ready');
+    const cells = document.querySelector('#rendered_cells');
+    return !!reveal && !!cells && getComputedStyle(cells).display !== 'none'
+        && !!document.querySelector('.reveal .slides section.present');
+}"""
+
+#: Widgets still waiting for their model ("Loading widget..." placeholders), as text snippets.
+WIDGETS_LOADING_JS = """() => Array.from(document.querySelectorAll('.reveal .jp-OutputArea-output'))
+    .filter((o) => /Loading widget\\.\\.\\./.test(o.textContent)).length"""
+WIDGET_LOAD_TIMEOUT = 30.0  # s after the first slide
+
+#: Where we are: the URL hash (reveal.js' `history`: "#/h/v" plus "/f" for fragments) and the current slide.
+DECK_STATE_JS = """() => {
+    const current = Array.from(document.querySelectorAll('.reveal .slides section.present'))
+        .filter((s) => !s.querySelector('section')).pop();
+    const id = current ? (current.dataset.peIndex ?? '') : '';
+    return {hash: location.hash, slide: id, h: current?.parentElement?.tagName === 'SECTION'
+        ? Array.from(current.parentElement.parentElement.children).indexOf(current.parentElement)
+        : Array.from(current?.parentElement?.children ?? []).indexOf(current),
+        v: current?.parentElement?.tagName === 'SECTION' ? Array.from(current.parentElement.children).indexOf(current) : 0};
+}"""
+
+#: Number every leaf slide once (data-pe-index), so the walk can tell which ones it has seen.
+NUMBER_SLIDES_JS = """() => {
+    const leaves = Array.from(document.querySelectorAll('.reveal .slides section')).filter((s) => !s.querySelector('section'));
+    leaves.forEach((s, i) => { s.dataset.peIndex = String(i); });
+    return leaves.length;
+}"""
+
+#: Everything measured on the current slide: overflow, smallest text, app figures.
+SLIDE_MEASURE_JS = """([slideW, slideH]) => {
+    const current = Array.from(document.querySelectorAll('.reveal .slides section.present'))
+        .filter((s) => !s.querySelector('section')).pop();
+    const box = document.querySelector('.reveal .slides').getBoundingClientRect();
+    const scale = box.width / slideW;
+    const out = {overflow: [], scrolls: [], smallText: [], apps: [], scale, text: ''};
+    if (!current) return out;
+    const r = current.getBoundingClientRect();
+    const tol = 1.5 * scale;
+    if (r.top < box.top - tol || r.bottom > box.bottom + tol)
+        out.overflow.push(`the slide is ${Math.round(r.height / scale)} px high, the frame ${slideH} px`);
+    const visible = (el) => { const s = getComputedStyle(el); return s.display !== 'none' && s.visibility !== 'hidden'; };
+    for (const el of current.querySelectorAll('*')) {
+        // MathJax's assistive MathML is clipped to nothing on screen (it is for screen readers).
+        if (el.closest('aside.notes, mjx-assistive-mml') || !visible(el)) continue;
+        const e = el.getBoundingClientRect();
+        if (e.width === 0 || e.height === 0) continue;
+        if (e.right > box.right + tol || e.left < box.left - tol || e.bottom > box.bottom + tol || e.top < box.top - tol) {
+            if (out.overflow.length < 4) out.overflow.push(`<${el.tagName.toLowerCase()} class="${el.className}"> `
+                + `${(el.textContent || '').trim().slice(0, 60)!== '' ? JSON.stringify((el.textContent || '').trim().slice(0, 60)) : ''} `
+                + `at x ${Math.round((e.left - box.left) / scale)}..${Math.round((e.right - box.left) / scale)}, `
+                + `y ${Math.round((e.top - box.top) / scale)}..${Math.round((e.bottom - box.top) / scale)}`);
+        }
+        const s = getComputedStyle(el);
+        if (/(auto|scroll)/.test(s.overflowY + s.overflowX) && (el.scrollHeight > el.clientHeight + 2 || el.scrollWidth > el.clientWidth + 2))
+            out.scrolls.push(`<${el.tagName.toLowerCase()} class="${el.className}"> scrolls (${el.scrollWidth}x${el.scrollHeight} in ${el.clientWidth}x${el.clientHeight})`);
+    }
+    // Text: every text node outside formulas (MathJax sizes its sub/superscripts itself) and notes.
+    const walker = document.createTreeWalker(current, NodeFilter.SHOW_TEXT);
+    let node, smallest = Infinity;
+    while ((node = walker.nextNode())) {
+        const el = node.parentElement;
+        if (!node.textContent.trim() || !el || el.closest('aside.notes, mjx-container, svg, .MathJax') || !visible(el)) continue;
+        const rect = el.getBoundingClientRect();
+        if (rect.width === 0 || rect.height === 0) continue;
+        const px = parseFloat(getComputedStyle(el).fontSize) * scale;
+        if (px < smallest) smallest = px;
+        out.smallText.push([px, node.textContent.trim().slice(0, 40), el.tagName.toLowerCase() + '.' + el.className]);
+    }
+    out.smallText.sort((a, b) => a[0] - b[0]);
+    out.smallText = out.smallText.slice(0, 3);
+    out.smallest = smallest;
+    for (const app of current.querySelectorAll('.pe-app')) {
+        const img = app.querySelector('img');
+        const w = img ? img.getBoundingClientRect().width : 0;
+        out.apps.push({share: w / box.width});
+    }
+    out.text = current.innerText.trim().slice(0, 80);
+    return out;
+}"""
+
+
+@dataclass
+class SlideReport:
+    """What the walk found on one slide."""
+
+    number: int  # 1-based, in the order Space visits them
+    hash: str
+    text: str
+    problems: list[str] = field(default_factory=list)
+    smallest_text_px: float = 0.0
+    app_shares: list[float] = field(default_factory=list)
+
+
+def deck_url(server: Server) -> str:
+    return server.url("/")
+
+
+def open_deck(page, server: Server, *, timeout: float = FIRST_SLIDE_TIMEOUT) -> float:  # noqa: ANN001
+    """Load the deck; return the seconds until the first slide is on screen (reveal.js ready)."""
+    t0 = time.monotonic()
+    page.goto(deck_url(server), wait_until="commit", timeout=timeout * 1000)
+    page.wait_for_function(DECK_READY_JS, timeout=timeout * 1000, polling=100)
+    first = time.monotonic() - t0
+    try:
+        page.wait_for_function(f"() => ({WIDGETS_LOADING_JS})() === 0", timeout=WIDGET_LOAD_TIMEOUT * 1000, polling=200)
+    except Exception as exc:  # noqa: BLE001 (playwright TimeoutError)
+        raise AssertionError(f"{page.evaluate(WIDGETS_LOADING_JS)} widget(s) still show 'Loading widget...' "
+                             f"{WIDGET_LOAD_TIMEOUT:.0f} s after the first slide (their model never reached the page)") from exc
+    return first
+
+
+def deck_state(page) -> dict:  # noqa: ANN001
+    return page.evaluate(DECK_STATE_JS)
+
+
+def next_slide(page, *, timeout: float = 5.0) -> bool:  # noqa: ANN001
+    """Press Space (reveal.js: next fragment, then next slide, vertical ones included); False at the end."""
+    before = page.evaluate("() => location.hash")
+    page.keyboard.press("Space")
+    try:
+        page.wait_for_function("(old) => location.hash !== old", arg=before, timeout=timeout * 1000, polling=50)
+    except Exception:  # noqa: BLE001 (playwright TimeoutError): nothing moved, this was the last step
+        return False
+    return True
+
+
+def measure_slide(page) -> dict:  # noqa: ANN001
+    return page.evaluate(SLIDE_MEASURE_JS, [SLIDE_WIDTH, SLIDE_HEIGHT])
+
+
+def go_to_first_slide(page) -> None:  # noqa: ANN001
+    """Home key: reveal.js goes to the first slide."""
+    page.evaluate("() => document.activeElement && document.activeElement.blur && document.activeElement.blur()")
+    page.keyboard.press("Home")
+    page.wait_for_function("() => location.hash === '' || /^#\\/?(0)?$/.test(location.hash) || location.hash === '#/'",
+                           timeout=5_000, polling=50)
+
+
+def go_to_first_app(page, *, max_steps: int = 200) -> None:  # noqa: ANN001
+    """Press Space until the slide on screen holds a slider app (``.pe-app``)."""
+    for _ in range(max_steps):
+        if page.locator(".reveal .slides section.present .pe-app").count():
+            return
+        if not next_slide(page):
+            break
+    raise AssertionError("Space reached the end of the deck without a slide that shows an app")
+
+
+def http_status_with_host(url: str, host: str) -> int:
+    """HTTP status of a GET to ``url`` sent with the given ``Host`` header (a DNS-rebinding page's request)."""
+    req = urllib.request.Request(url, headers={"Host": host})
+    try:
+        with urllib.request.urlopen(req, timeout=15) as resp:  # noqa: S310 (127.0.0.1 only)
+            return resp.status
+    except urllib.error.HTTPError as err:
+        return err.code

@@ -1,0 +1,151 @@
+"""Present mode: every notebook as live Reveal.js slides, served by Voilà (``make present NB=05``).
+
+``python -m pe_helpers.present 05`` runs Voilà on ``notebooks/05_*.ipynb`` with the ``pe-slides``
+template shipped in this package (``voila/templates/pe-slides/``: Voilà's ``reveal`` template made
+to work offline and sized for a projector, see its ``index.html.j2`` and ``static/reveal/dist/theme/pe.css``).
+Cells become slides from their ``slideshow`` metadata (``slide``, ``subslide``, ``fragment``,
+``skip``, ``notes``); code is hidden, widgets are live (the notebook's kernel runs behind the
+page), and ``S`` opens reveal.js's speaker view with the ``notes`` cells.
+
+Why Voilà and not jupyterlab-rise: Voilà is already pinned (0.5.13, nothing new to install), its
+page shows outputs only (no code, no editor, no toolbar, so a student on the projector sees no
+solution), and this launcher can guard it. RISE 0.5 shows the whole JupyterLab with its
+notebook, including the collapsed solution cells a click away, and would be a new pin.
+
+Safety, as ``make lab``: 127.0.0.1 only, token authentication on (a random token unless one is
+given), and a request whose ``Host`` header is neither ``127.0.0.1`` nor ``localhost`` (with an
+optional port) is refused with 403 before any handler runs. Standalone Voilà sets
+``allow_remote_access=True`` and so answers a forged Host; this is what a DNS-rebinding page
+would send. Why a small subclass rather than ``--Voila.tornado_settings``: jupyter_server's own
+check would let through any loopback address and does not cover Voilà's static-file handlers;
+the rule here sits in front of every route, websockets included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import secrets
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["TEMPLATE", "DeckError", "allowed_host", "decks", "find_deck", "main", "voila_arguments"]
+
+#: The Voilà template of the slides, found through ``JUPYTER_PATH`` (this folder holds ``voila/templates/``).
+TEMPLATE = "pe-slides"
+DATA_DIR = Path(__file__).resolve().parent
+ALLOWED_HOSTS = frozenset({"127.0.0.1", "localhost"})
+DEFAULT_PORT = 8866
+
+
+class DeckError(ValueError):
+    """``NB`` names no deck, or several; the message says which exist."""
+
+
+def decks(nb_dir: Path) -> list[Path]:
+    """The notebooks that are decks: ``nb_dir/NN_*.ipynb`` (two digits), in order."""
+    return sorted(p for p in Path(nb_dir).glob("[0-9][0-9]_*.ipynb") if p.is_file())
+
+
+def find_deck(nb: str, nb_dir: Path) -> Path:
+    """The one notebook ``nb_dir/NN_*.ipynb`` for ``nb`` (``"05"`` or ``"5"``), else :class:`DeckError`."""
+    number = str(nb).strip()
+    if re.fullmatch(r"\d", number):
+        number = "0" + number
+    listing = "\n".join(f"    {p.name}" for p in decks(nb_dir)) or "    (none)"
+    if not re.fullmatch(r"\d\d", number):
+        raise DeckError(f"NB={nb!r} is not a notebook number; give two digits, e.g. make present NB=03. "
+                        f"Decks in {nb_dir}:\n{listing}")
+    found = sorted(Path(nb_dir).glob(f"{number}_*.ipynb"))
+    if not found:
+        raise DeckError(f"NB='{nb}' matches no {nb_dir}/{number}_*.ipynb; give a notebook number, "
+                        f"e.g. make present NB=03. Decks in {nb_dir}:\n{listing}")
+    if len(found) > 1:
+        raise DeckError(f"NB='{nb}' matches several notebooks: {', '.join(p.name for p in found)}")
+    return found[0]
+
+
+def allowed_host(host: str) -> bool:
+    """Is ``host`` (a ``Host`` header, maybe with ``:port``) ``127.0.0.1`` or ``localhost``?"""
+    name = re.sub(r":\d+$", "", host.strip()).lower()
+    return name in ALLOWED_HOSTS
+
+
+def voila_arguments(notebook: Path, port: int, token: str) -> list[str]:
+    """Voilà's command line for one deck: 127.0.0.1 only, token on, no code, the pe-slides template."""
+    return [
+        str(notebook),
+        "--no-browser",
+        "--Voila.ip=127.0.0.1",
+        f"--port={port}",
+        "--Voila.port_retries=0",
+        f"--token={token}",
+        f"--template={TEMPLATE}",
+        "--strip_sources=True",
+        "--show_tracebacks=False",
+    ]
+
+
+def _voila_app():  # noqa: ANN202 (Voilà is imported only when a deck is served)
+    import tornado.web
+    from tornado.routing import Matcher, Rule
+    from voila.app import Voila
+
+    class ForeignHost(Matcher):
+        """Matches every request whose Host header is not an allowed one."""
+
+        def match(self, request):  # noqa: ANN001, ANN201
+            return None if allowed_host(request.host or "") else {}
+
+    class RefuseHost(tornado.web.RequestHandler):
+        def prepare(self) -> None:
+            raise tornado.web.HTTPError(403, "Host %s is not allowed", self.request.host)
+
+    class PresentVoila(Voila):
+        """Voilà with a Host check in front of every route (see the module docstring)."""
+
+        def listen(self) -> None:
+            self.app.settings["allow_remote_access"] = False  # jupyter_server's own check too
+            self.app.default_router.rules.insert(0, Rule(ForeignHost(), RefuseHost))
+            super().listen()
+
+    return PresentVoila
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m pe_helpers.present",
+        description="Serve one notebook as live Reveal.js slides (Voilà), on 127.0.0.1 with a token.",
+        epilog="Keys in the deck: Space/PageDown next, Shift+Space back, arrows move between sections "
+               "(left/right) and within one (up/down), S speaker notes, F full screen, Esc overview.",
+    )
+    parser.add_argument("nb", nargs="?", help="the deck's notebook number, e.g. 05 (none: list the decks)")
+    parser.add_argument("--nb-dir", type=Path, default=Path("notebooks"), help="folder of the notebooks")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT)
+    parser.add_argument("--token", default="", help="the access token (default: a random one)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """List the decks (no ``nb``), or serve one; returns the exit status."""
+    args = _parser().parse_args(argv)
+    if not args.nb:
+        print("usage: make present NB=05   (serves notebooks/05_*.ipynb as slides; PRESENT_PORT=, PRESENT_TOKEN=)")
+        print(f"Decks in {args.nb_dir}:")
+        for path in decks(args.nb_dir):
+            print(f"    {path.name[:2]}  {path.name}")
+        return 0
+    try:
+        notebook = find_deck(args.nb, args.nb_dir)
+    except DeckError as err:
+        print(f"make present: {err}", file=sys.stderr)
+        return 2
+    token = args.token or secrets.token_hex(16)
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(DATA_DIR), os.environ.get("JUPYTER_PATH", "")]))
+    print(f"Presenting {notebook} as slides (code hidden; Space = next slide, S = speaker notes). Open in a browser:")
+    print(f"    http://127.0.0.1:{args.port}/?token={token}")
+    print("Stop with Ctrl+C.", flush=True)
+    _voila_app().launch_instance(argv=voila_arguments(notebook, args.port, token))
+    return 0

@@ -1,0 +1,5 @@
+"""``python -m pe_helpers.present NB``: the present-mode launcher (see :mod:`pe_helpers.present`)."""
+
+from . import main
+
+raise SystemExit(main())
