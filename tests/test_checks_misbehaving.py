@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 import torch
 
-from pe_helpers import apply_rope, causal_mask, sinusoidal
+from pe_helpers import apply_rope, causal_mask, shift_matrix, sinusoidal
 from pe_helpers.checks import (
     CheckResult,
     check_attention,
@@ -78,7 +78,7 @@ def _pair(pair, m, w):
 
 
 def _smallest_distinct_dim(n, decimals):  # a float, so that the catalogue's number transforms apply to it
-    distinct = lambda d: len(torch.unique(sinusoidal(n, d, dtype=torch.float64).round(decimals=decimals), dim=0)) == n  # noqa: E731
+    distinct = lambda d: len(set(map(tuple, _sinusoidal(n, d).round(decimals=decimals).tolist()))) == n  # noqa: E731
     return float(next(d for d in range(2, 4096, 2) if distinct(d)))
 
 
@@ -118,7 +118,7 @@ SOLUTIONS = {
     check_causal_reorder: lambda s, p: torch.softmax(s[p][:, p].masked_fill(~causal_mask(len(p)), float("-inf")), -1),
     check_position_blind_value: lambda t: torch.eye(t.shape[1], dtype=t.dtype) - torch.linalg.pinv(t) @ t,
     check_smallest_distinct_dim: _smallest_distinct_dim,
-    check_offset_peak: lambda d, k0: _shift(-k0, d),
+    check_offset_peak: lambda d, k0: shift_matrix(-k0, d),  # the notebook's solution
     check_relative_part: _relative_part,
     check_shift_gaps: _shift_gaps,
 }
