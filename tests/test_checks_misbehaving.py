@@ -21,23 +21,29 @@ import numpy as np
 import pytest
 import torch
 
-from pe_helpers import apply_rope
+from pe_helpers import apply_rope, causal_mask, shift_matrix, sinusoidal
 from pe_helpers.checks import (
     CheckResult,
     check_attention,
+    check_causal_reorder,
     check_concatenated_to_interleaved,
     check_copy_loss_mask,
     check_equivariance_error,
     check_extrapolation_prediction,
+    check_offset_peak,
     check_permuted_scores,
+    check_position_blind_value,
     check_positions_before_projection,
+    check_relative_part,
     check_relative_score,
     check_rope_attention,
     check_rope_pair,
     check_rotation_block,
     check_row_similarity,
+    check_shift_gaps,
     check_shift_matrix,
     check_sinusoidal,
+    check_smallest_distinct_dim,
 )
 from pe_helpers.checks._base import TIME_LIMIT_ENV
 
@@ -71,6 +77,27 @@ def _pair(pair, m, w):
     return torch.tensor([a * math.cos(th) - b * math.sin(th), a * math.sin(th) + b * math.cos(th)])
 
 
+def _smallest_distinct_dim(n, decimals):  # a float, so that the catalogue's number transforms apply to it
+    distinct = lambda d: len(set(map(tuple, _sinusoidal(n, d).round(decimals=decimals).tolist()))) == n  # noqa: E731
+    return float(next(d for d in range(2, 4096, 2) if distinct(d)))
+
+
+def _relative_part(m):
+    out = torch.zeros_like(m)
+    for i in range(0, m.shape[0], 2):
+        a, b = (m[i, i] + m[i + 1, i + 1]) / 2, (m[i, i + 1] - m[i + 1, i]) / 2
+        out[i:i + 2, i:i + 2] = torch.stack([torch.stack([a, b]), torch.stack([-b, a])])
+    return out
+
+
+def _shift_gaps(x, s):
+    n, d = x.shape
+    rope = lambda p: apply_rope(x, p) @ apply_rope(x, p).T  # noqa: E731
+    additive = lambda o: (x + sinusoidal(n, d, offset=o, dtype=x.dtype)) @ (x + sinusoidal(n, d, offset=o, dtype=x.dtype)).T  # noqa: E731
+    return (float((rope(torch.arange(n) + s) - rope(torch.arange(n))).abs().max()),
+            float((additive(s) - additive(0)).abs().max()))
+
+
 SOLUTIONS = {
     check_attention: lambda q, k, v: torch.softmax(q @ k.T / math.sqrt(q.shape[-1]), -1) @ v,
     check_permuted_scores: lambda s, p: s[p][:, p],
@@ -87,6 +114,13 @@ SOLUTIONS = {
     check_rope_pair: _pair,
     check_relative_score: lambda q, k, o: float(q @ apply_rope(k[None], [o])[0]),
     check_rope_attention: _rope_attention,
+    # the ★★★ reasoning exercises (issue 14)
+    check_causal_reorder: lambda s, p: torch.softmax(s[p][:, p].masked_fill(~causal_mask(len(p)), float("-inf")), -1),
+    check_position_blind_value: lambda t: torch.eye(t.shape[1], dtype=t.dtype) - torch.linalg.pinv(t) @ t,
+    check_smallest_distinct_dim: _smallest_distinct_dim,
+    check_offset_peak: lambda d, k0: shift_matrix(-k0, d),  # the notebook's solution
+    check_relative_part: _relative_part,
+    check_shift_gaps: _shift_gaps,
 }
 CHECKERS = list(SOLUTIONS)
 

@@ -59,6 +59,7 @@ __all__ = [
     "time_limit",
     "tensor_answer",
     "as_tensor",
+    "describe",
     "number_answer",
     "shape_cause",
     "first_difference",
@@ -468,6 +469,10 @@ def _kind(value: Any) -> str:
     if isinstance(value, torch.Tensor):
         return f"a {value.dtype} tensor of shape {_shape_text(value.shape)}"
     return f"a {type(value).__name__}"
+
+
+#: What the student returned, in words ("None (did you forget `return`?)", "a torch.float32 tensor of shape (2,)").
+describe = _kind
 
 
 def as_tensor(value: Any, what: str) -> torch.Tensor:

@@ -6,6 +6,8 @@ r"""Notebook 05, "Limits and extrapolation", checkers: the copy task's loss mask
 * :func:`check_extrapolation_prediction` (5.1): ``fn() -> {encoding: accuracy at 2L, or None}``, the
   student's guess written *before* the lab runs. It is **recorded** and shown against the measured
   curve, never marked pass or fail: a prediction is for thinking, not for scoring.
+* :func:`check_relative_part` (5.3, ★★★): ``fn(m) -> M'``, the matrix closest to ``m`` for which
+  :math:`PE(i)^\top M' PE(j)` depends only on :math:`j - i`: one scaled rotation per sin/cos pair.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from ..encodings import sinusoidal
+from ..extrapolation.mixing import relative_part, toeplitz_deviation
 from ..extrapolation.results import LabResults, latest_results, reference_results
 from ..extrapolation.task import copy_loss_mask
 from ._base import (
@@ -35,7 +39,7 @@ from ._base import (
 )
 
 __all__ = ["check_copy_loss_mask", "check_extrapolation_prediction", "COPY_MASK_MISTAKES",
-           "PREDICTION_MISTAKES", "PREDICTION_TOLERANCE"]
+           "PREDICTION_MISTAKES", "PREDICTION_TOLERANCE", "check_relative_part", "RELATIVE_PART_MISTAKES"]
 
 
 # --- 5.2 the copy-task loss mask ----------------------------------------------------------------
@@ -234,67 +238,70 @@ def check_extrapolation_prediction(fn: Callable[[], object], *, results: LabResu
 # 5.3: which M keeps the position·position term relative? PE(i)ᵀ M PE(j) depends only on j − i exactly when
 # M commutes with every R(k); a random W_Q W_Kᵀ does not, which is why RoPE rotates q and k instead.
 
-from ..encodings import sinusoidal  # noqa: E402
-from ..extrapolation.mixing import relative_part, toeplitz_deviation  # noqa: E402
-from ._reasoning import named_match, run_reasoning_check, tensor_of_shape  # noqa: E402
-
-__all__ += ["check_relative_part", "RELATIVE_PART_MISTAKES"]
-
 _RELATIVE_TOL = 1e-6
 _RELATIVE_POSITIONS = 40
 
 
-def _relative_mistakes(m: Tensor) -> dict[str, tuple[Tensor, str]]:
-    d = m.shape[0]
-    pairs = torch.arange(d) // 2
-    same_pair = pairs[:, None] == pairs[None, :]
-    right = relative_part(m)
-    return {
-        "scaled-identity-blocks": (torch.diag(torch.diagonal(right)),
-                                   "this is relative (PE(i)ᵀ M PE(j) depends on j − i only), but not the closest: "
-                                   "you dropped the antisymmetric part of each 2 × 2 block. A quarter-turn J is relative "
-                                   "too (PE(i)ᵀ J PE(j) is a sine of (j − i)ω): keep it."),
-        "rotation-reversed": (right.T,
-                              "relative, but not the closest: each block turns the opposite way. Keep the part of "
-                              "each block that matches m's own antisymmetric part, with its sign."),
-        "diagonal-only": (torch.diag(torch.diagonal(m)),
-                          "keeping m's diagonal is not enough: within a pair the sin and the cos entries get different "
-                          "weights, so the term depends on i + j too. The two entries of a pair must be equal."),
-        "blocks-unchanged": (m * same_pair.to(m.dtype),
-                             "keeping each 2 × 2 block as it is removes the mixing of different frequencies, but a "
-                             "generic block does not commute with rotations: keep only its scaled-rotation part."),
-    }
+def _within_pairs(m: Tensor) -> Tensor:
+    """m with every entry outside the 2 × 2 blocks of the sin/cos pairs set to 0."""
+    pairs = torch.arange(m.shape[0]) // 2
+    return m * (pairs[:, None] == pairs[None, :]).to(m.dtype)
 
+
+_RELATIVE_MISTAKES = (
+    Mistake("scaled-identity-blocks", lambda m: torch.diag(torch.diagonal(relative_part(m))),
+            "this is relative (PE(i)ᵀ M PE(j) depends on j − i only), but not the closest: you dropped the "
+            "antisymmetric part of each 2 × 2 block. A quarter-turn J is relative too (PE(i)ᵀ J PE(j) is a sine of "
+            "(j − i)ω): keep it."),
+    Mistake("rotation-reversed", lambda m: relative_part(m).T,
+            "relative, but not the closest: each block turns the opposite way. Keep the part of each block that "
+            "matches m's own antisymmetric part, with its sign."),
+    Mistake("diagonal-only", lambda m: torch.diag(torch.diagonal(m)),
+            "keeping m's diagonal is not enough: within a pair the sin and the cos entries get different weights, "
+            "so the term depends on i + j too. The two entries of a pair must be equal."),
+    Mistake("blocks-unchanged", _within_pairs,
+            "keeping each 2 × 2 block as it is removes the mixing of different frequencies, but a generic block does "
+            "not commute with rotations: keep only its scaled-rotation part."),
+)
 
 #: Named mistakes recognised by :func:`check_relative_part`.
-RELATIVE_PART_MISTAKES = tuple(_relative_mistakes(torch.eye(4, dtype=torch.float64)))
+RELATIVE_PART_MISTAKES = tuple(m.name for m in _RELATIVE_MISTAKES)
 
 
-def check_relative_part(fn: Callable[..., object], *, quiet: bool = False) -> CheckResult:
-    """Check ``fn(m) -> M'``: the matrix closest to ``m`` for which PE(i)ᵀ M' PE(j) depends only on j − i."""
-    ex = "Exercise 5.3: keep only the relative part of W_Q W_Kᵀ"
+def _relative_cases() -> tuple[Case, ...]:
     gen = torch.Generator().manual_seed(53)
-    cases = [(f"fn(m of shape ({d}, {d}))", (torch.randn(d, d, generator=gen, dtype=torch.float64),))
-             for d in (4, 8, 16)]
-    convert = tensor_of_shape(lambda args: tuple(args[0].shape), "M' has the shape of m")
+    return tuple(Case((torch.randn(d, d, generator=gen, dtype=torch.float64),), f"fn(m of shape ({d}, {d}))")
+                 for d in (4, 8, 16))
 
-    def judge(got: Tensor, args: tuple) -> tuple[str, str] | None:
-        (m,) = args
-        same = lambda a, b: torch.allclose(a, b, atol=_RELATIVE_TOL, rtol=0)  # noqa: E731
-        want = relative_part(m)
-        if same(got, want):
-            return None
-        found = named_match(got, _relative_mistakes(m), same)
-        if found:
-            return found
-        pe = sinusoidal(_RELATIVE_POSITIONS, m.shape[0], dtype=torch.float64)
-        spread = toeplitz_deviation(pe @ got @ pe.T)
-        if spread > 1e-6:
-            return "not-relative", (f"PE(i)ᵀ M' PE(j) is not a function of j − i: along one diagonal it varies by "
-                                    f"{100 * spread:.0f} % of its largest value. Which entries of m can survive?")
-        return "not-closest", (f"relative, but ‖M' − m‖ = {float((got - m).norm()):.3f} where "
-                               f"{float((want - m).norm()):.3f} is possible: keep everything of m that is relative.")
 
-    return run_reasoning_check(ex, fn, cases, convert=convert, judge=judge, quiet=quiet,
-                               success="relative and closest to m for d = 4, 8, 16: one scaled rotation per pair, "
-                                       "nothing between pairs.")
+def _diagnose_relative(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
+    (m,) = case.args
+    pe = sinusoidal(_RELATIVE_POSITIONS, m.shape[0], dtype=torch.float64)
+    spread = toeplitz_deviation(pe @ got @ pe.T)
+    if spread > 1e-6:
+        return ("not-relative", f"PE(i)ᵀ M' PE(j) is not a function of j − i: along one diagonal it varies by "
+                                f"{100 * spread:.0f} % of its largest value. Which entries of m can survive?")
+    return ("not-closest", f"relative, but ‖M' − m‖ = {float((got - m).norm()):.3f} where "
+                           f"{float((want - m).norm()):.3f} is possible: keep everything of m that is relative.")
+
+
+_RELATIVE = Exercise(
+    title="Exercise 5.3: keep only the relative part of W_Q W_Kᵀ",
+    cases=_relative_cases(),
+    reference=relative_part,
+    atol=_RELATIVE_TOL,
+    meaning="M' has the shape of m",
+    mistakes=_RELATIVE_MISTAKES,
+    diagnose=_diagnose_relative,
+    success="relative and closest to m for d = 4, 8, 16: one scaled rotation per pair, nothing between pairs.",
+)
+
+
+def check_relative_part(fn: Callable[..., object], *, quiet: bool = False,
+                        time_limit: float | None = None) -> CheckResult:
+    """Check ``fn(m) -> M'``: the matrix closest to ``m`` for which PE(i)ᵀ M' PE(j) depends only on j − i.
+
+    An answer that is no named mistake (:data:`RELATIVE_PART_MISTAKES`) is told whether it is not relative
+    (how far from a function of j − i) or relative but not the closest (both distances to ``m``).
+    """
+    return run_exercise(_RELATIVE, fn, quiet=quiet, limit=time_limit)

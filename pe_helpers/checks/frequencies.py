@@ -10,12 +10,15 @@ r"""Notebook 03, "Sinusoidal frequencies", checkers: the sinusoidal table (3.1) 
 * :func:`check_concatenated_to_interleaved` (3.2): ``fn(dim)`` must return a column order with
   ``sinusoidal(n, d, layout="concatenated")[:, order] == sinusoidal(n, d)``: the inverse of
   :func:`~pe_helpers.encodings.layout_permutation`.
+* :func:`check_smallest_distinct_dim` (3.3, ★★★): ``fn(n_positions, decimals)`` must return the smallest
+  even ``d`` at which the rows ``0 .. n_positions-1`` of the table, rounded to ``decimals``, all differ.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 import torch
@@ -28,12 +31,14 @@ from ._base import (
     Exercise,
     Mistake,
     StudentError,
+    number_answer,
     run_exercise,
     tensor_answer,
 )
 
 __all__ = ["check_sinusoidal", "SINUSOIDAL_MISTAKES", "example_mistakes",
-           "check_concatenated_to_interleaved", "LAYOUT_MISTAKES"]
+           "check_concatenated_to_interleaved", "LAYOUT_MISTAKES",
+           "check_smallest_distinct_dim", "DISTINCT_DIM_MISTAKES"]
 
 _ATOL = 1e-4
 _CASES = ((16, 8), (50, 32), (9, 6))
@@ -387,10 +392,6 @@ def check_concatenated_to_interleaved(fn: Callable[[int], object], *, quiet: boo
 # repeats every 2π positions; slower pairs, like the higher digits of a counter, separate positions it
 # confuses. A larger d re-spaces the geometric ladder ω_i = base^(−2i/d), so the digits get finer.
 
-from ._reasoning import one_number, run_reasoning_check  # noqa: E402
-
-__all__ += ["check_smallest_distinct_dim", "DISTINCT_DIM_MISTAKES"]
-
 #: (n_positions, decimals) of the checker; answers 8, 24, 6, 34.
 _DISTINCT_CASES = ((16, 0), (200, 0), (1000, 1), (512, 0))
 
@@ -410,48 +411,62 @@ def _first_collision(n_positions: int, dim: int, decimals: int) -> tuple[int, in
     return None
 
 
+@lru_cache(maxsize=None)
 def _smallest_distinct_dim(n_positions: int, decimals: int) -> int:
+    """The smallest even d at which the rounded rows 0 .. n_positions-1 all differ (the reference)."""
     dim = 2
     while _first_collision(n_positions, dim, decimals) is not None:
         dim += 2
     return dim
 
 
-#: Named mistakes recognised by :func:`check_smallest_distinct_dim`.
-DISTINCT_DIM_MISTAKES = ("pairs-not-columns", "odd-dimension", "positions-collide", "not-the-smallest", "not-an-integer")
+_DISTINCT_MISTAKES = (
+    Mistake("pairs-not-columns", lambda n, k: _smallest_distinct_dim(n, k) // 2,
+            "that counts sin/cos pairs. The answer is the number of columns d, two per pair."),
+)
 
 
-def check_smallest_distinct_dim(fn: Callable[..., object], *, quiet: bool = False) -> CheckResult:
+def _diagnose_distinct(got: float, want: float, case: Case) -> tuple[str, str]:
+    n, k = case.args
+    if got != int(got) or got < 1:
+        return "not-an-integer", f"returned {got:g}; a number of columns is a positive whole number."
+    dim = int(got)
+    if dim % 2:
+        return "odd-dimension", (f"returned {dim}, an odd d: the table is built from sin/cos pairs, so d is even. "
+                                 "Try only d = 2, 4, 6, ...")
+    if dim < want:
+        p, q = _first_collision(n, dim, k)
+        row = ", ".join(f"{v:g}" for v in (_rounded_table(q + 1, dim, k)[q] + 0.0).tolist())
+        return "positions-collide", (f"returned {dim}, but at d = {dim} positions {p} and {q} round to the same row, "
+                                     f"[{row}]: they cannot be told apart.")
+    return "not-the-smallest", (f"returned {dim}: at d = {dim} the rows are distinct, but they already are at a smaller "
+                                "d. Search upwards from d = 2.")
+
+
+_DISTINCT = Exercise(
+    title="Exercise 3.3: how many columns tell every position apart",
+    cases=tuple(Case((n, k), f"fn(n_positions={n}, decimals={k})") for n, k in _DISTINCT_CASES),
+    reference=_smallest_distinct_dim,
+    convert=number_answer("the number of columns d"),
+    same=lambda a, b: a == b,
+    mistakes=_DISTINCT_MISTAKES,
+    diagnose=_diagnose_distinct,
+    success=f"the smallest even d for {len(_DISTINCT_CASES)} (positions, decimals) settings: more pairs make a finer "
+            "ladder of speeds, and slower digits separate what the fast ones confuse.",
+)
+
+#: Named mistakes recognised by :func:`check_smallest_distinct_dim` (the first by its wrong function, the rest by
+#: what the returned d does).
+DISTINCT_DIM_MISTAKES = (*(m.name for m in _DISTINCT_MISTAKES), "odd-dimension", "positions-collide",
+                         "not-the-smallest", "not-an-integer")
+
+
+def check_smallest_distinct_dim(fn: Callable[..., object], *, quiet: bool = False,
+                                time_limit: float | None = None) -> CheckResult:
     """Check ``fn(n_positions, decimals) -> d``: the smallest even ``d`` at which the rows ``0 .. n_positions-1``
-    of the sinusoidal table, rounded to ``decimals``, are all different."""
-    ex = "Exercise 3.3: how many columns tell every position apart"
-    cases = [(f"fn(n_positions={n}, decimals={k})", (n, k)) for n, k in _DISTINCT_CASES]
+    of the sinusoidal table, rounded to ``decimals``, are all different.
 
-    def convert(exercise: str, value: object, what: str, args: tuple) -> float:
-        return one_number(exercise, value, what)
-
-    def judge(got: float, args: tuple) -> tuple[str, str] | None:
-        n, k = args
-        want = _smallest_distinct_dim(n, k)
-        if got == want:
-            return None
-        if got != int(got) or got < 1:
-            return "not-an-integer", f"returned {got:g}; a number of columns is a positive whole number."
-        got = int(got)
-        if 2 * got == want:
-            return "pairs-not-columns", (f"returned {got}: that counts sin/cos pairs. The answer is the number of "
-                                         "columns d, two per pair.")
-        if got % 2:
-            return "odd-dimension", (f"returned {got}, an odd d: the table is built from sin/cos pairs, so d is even. "
-                                     "Try only d = 2, 4, 6, ...")
-        if got < want:
-            p, q = _first_collision(n, got, k)
-            return "positions-collide", (f"returned {got}, but at d = {got} positions {p} and {q} round to the same "
-                                         f"row, {(_rounded_table(q + 1, got, k)[q] + 0.0).tolist()}: they cannot be told apart.")
-        return "not-the-smallest", (f"returned {got}: at d = {got} the rows are distinct, but they already are at a "
-                                    "smaller d. Search upwards from d = 2.")
-
-    return run_reasoning_check(ex, fn, cases, convert=convert, judge=judge, quiet=quiet,
-                               success="the smallest even d for 4 (positions, decimals) settings: more pairs "
-                                       "make a finer ladder of speeds, and slower digits separate what the fast "
-                                       "ones confuse.")
+    A wrong ``d`` is explained by what it does: half the answer (pairs, not columns), odd, two positions that
+    still collide (named), or distinct but not the smallest.
+    """
+    return run_exercise(_DISTINCT, fn, quiet=quiet, limit=time_limit)

@@ -4,6 +4,9 @@ r"""Notebook 02, "Learned position vectors", checkers: positions before the proj
   :math:`Q = (X + P_{:n})W_Q,\ K = (X + P_{:n})W_K,\ V = (X + P_{:n})W_V`.
 * :func:`check_row_similarity` (2.2): ``fn(table)`` must return
   :math:`C_{ij} = p_i \cdot p_j / (\lVert p_i\rVert\,\lVert p_j\rVert)`, shape ``[L, L]``.
+* :func:`check_position_blind_value` (2.3, ★★★): ``fn(table)`` must return :math:`W_V = I - \Pi`, with
+  :math:`\Pi` the orthogonal projector onto the span of the table's rows: :math:`p_i W_V = 0`, and
+  :math:`x W_V = x` for every :math:`x` orthogonal to the rows.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ __all__ = [
     "check_row_similarity",
     "POSITIONS_MISTAKES",
     "SIMILARITY_MISTAKES",
+    "check_position_blind_value",
+    "POSITION_BLIND_MISTAKES",
 ]
 
 _ATOL = 1e-4
@@ -177,10 +182,6 @@ def check_row_similarity(fn: Callable[..., object], *, quiet: bool = False,
 # 2.3: a value projection blind to position. The architecture feeds x + p into W_V, but the weights can
 # null a position subspace: W_V = I − Π, with Π the orthogonal projector onto the span of the table's rows.
 
-from ._reasoning import named_match, run_reasoning_check, tensor_of_shape  # noqa: E402
-
-__all__ += ["check_position_blind_value", "POSITION_BLIND_MISTAKES"]
-
 _BLIND_TOL = 1e-5
 
 
@@ -196,55 +197,64 @@ def _row_projector(table: Tensor) -> Tensor:
     return torch.linalg.pinv(table) @ table
 
 
-def _position_blind_mistakes(table: Tensor) -> dict[str, tuple[Tensor, str]]:
-    d = table.shape[1]
-    eye = torch.eye(d, dtype=table.dtype)
-    rank_one = sum(torch.outer(p, p) / (p @ p) for p in table)
-    return {
-        "zero-matrix": (torch.zeros(d, d, dtype=table.dtype),
-                        "W_V = 0 removes position, but every token with it: it must keep what is orthogonal to the "
-                        "positions (x W_V = x when x ⟂ every p_i)."),
-        "keeps-only-position": (_row_projector(table),
-                                "this is the projector ONTO the positions: it keeps position and removes content, "
-                                "the opposite of what was asked."),
-        "rows-not-orthogonalised": (eye - rank_one,
-                                    "subtracting p pᵀ/|p|² row by row is a projector only when the rows are "
-                                    "orthogonal, and these are not: find an orthonormal basis of their span first."),
-    }
+def _position_blind(table: Tensor) -> Tensor:
+    """W_V = I − Π: removes the span of the table's rows and nothing else (the reference)."""
+    return torch.eye(table.shape[1], dtype=table.dtype) - _row_projector(table)
 
+
+def _rank_one_removal(table: Tensor) -> Tensor:
+    """I − Σ_i p_i p_iᵀ / |p_i|²: a projector only when the rows are orthogonal."""
+    return torch.eye(table.shape[1], dtype=table.dtype) - sum(torch.outer(p, p) / (p @ p) for p in table)
+
+
+_BLIND_MISTAKES = (
+    Mistake("zero-matrix", lambda table: torch.zeros(table.shape[1], table.shape[1], dtype=table.dtype),
+            "W_V = 0 removes position, but every token with it: it must keep what is orthogonal to the positions "
+            "(x W_V = x when x ⟂ every p_i)."),
+    Mistake("keeps-only-position", _row_projector,
+            "this is the projector ONTO the positions: it keeps position and removes content, the opposite of what "
+            "was asked."),
+    Mistake("rows-not-orthogonalised", _rank_one_removal,
+            "subtracting p pᵀ/|p|² row by row is a projector only when the rows are orthogonal, and these are not: "
+            "find an orthonormal basis of their span first."),
+)
 
 #: Named mistakes recognised by :func:`check_position_blind_value`.
-POSITION_BLIND_MISTAKES = tuple(_position_blind_mistakes(torch.eye(2, 3, dtype=torch.float64)))
+POSITION_BLIND_MISTAKES = tuple(m.name for m in _BLIND_MISTAKES)
 
 
-def check_position_blind_value(fn: Callable[..., object], *, quiet: bool = False) -> CheckResult:
-    """Check ``fn(table) -> W_V`` ([d, d]) with ``p_i W_V = 0`` for every row and ``x W_V = x`` for ``x`` ⟂ all rows."""
-    ex = "Exercise 2.3: a value projection blind to position"
-    cases = [(f"fn(table of shape {tuple(t.shape)}, rank {int(torch.linalg.matrix_rank(t))})", (t,))
-             for t in _blind_tables()]
+def _diagnose_blind(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
+    (table,) = case.args
+    leak = (table @ got).abs().max(dim=1).values
+    if float(leak.max()) > _BLIND_TOL * max(1.0, float(table.abs().max())):
+        row = int(leak.argmax())
+        return ("position-leaks", f"p_{row} W_V is not 0 (largest entry {float(leak[row]):.3g}): position {row} still "
+                                  "reaches the values. Every row of the table must map to 0.")
+    kept = want @ got - want  # content ⟂ positions, sent through W_V, minus itself
+    return ("content-changed", f"the positions map to 0, but content orthogonal to them is changed too (largest error "
+                               f"{float(kept.abs().max()):.3g}): remove the position subspace and nothing else (is the "
+                               "table of full rank? A basis needs as many vectors as the rank, not as many as the rows).")
 
-    def judge(got: Tensor, args: tuple) -> tuple[str, str] | None:
-        (table,) = args
-        d = table.shape[1]
-        want = torch.eye(d, dtype=table.dtype) - _row_projector(table)
-        same = lambda a, b: torch.allclose(a, b, atol=_BLIND_TOL, rtol=0)  # noqa: E731
-        if same(got, want):
-            return None
-        found = named_match(got, _position_blind_mistakes(table), same)
-        if found:
-            return found
-        leak = (table @ got).abs().max(dim=1).values
-        if float(leak.max()) > _BLIND_TOL * max(1.0, float(table.abs().max())):
-            row = int(leak.argmax())
-            return "position-leaks", (f"p_{row} W_V is not 0 (largest entry {float(leak[row]):.3g}): position "
-                                      f"{row} still reaches the values. Every row of the table must map to 0.")
-        kept = want @ got - want  # content ⟂ positions, sent through W_V, minus itself
-        return "content-changed", (f"the positions map to 0, but content orthogonal to them is changed too "
-                                   f"(largest error {float(kept.abs().max()):.3g}): remove the position subspace "
-                                   "and nothing else (is the table of full rank? A basis needs as many vectors as the "
-                                   "rank, not as many as the rows).")
 
-    convert = tensor_of_shape(lambda args: (args[0].shape[1],) * 2, "W_V maps a d-vector to a d-vector: [d, d]")
-    return run_reasoning_check(ex, fn, cases, convert=convert, judge=judge, quiet=quiet,
-                               success="p_i W_V = 0 for every row and x W_V = x for x orthogonal to them, on 3 tables "
-                                       "(one of lower rank): the weights CAN keep position out of V.")
+_BLIND = Exercise(
+    title="Exercise 2.3: a value projection blind to position",
+    cases=tuple(Case((t,), f"fn(table of shape {tuple(t.shape)}, rank {int(torch.linalg.matrix_rank(t))})")
+                for t in _blind_tables()),
+    reference=_position_blind,
+    atol=_BLIND_TOL,
+    meaning="W_V maps a d-vector to a d-vector: [d, d]",
+    mistakes=_BLIND_MISTAKES,
+    diagnose=_diagnose_blind,
+    success="p_i W_V = 0 for every row and x W_V = x for x orthogonal to them, on 3 tables (one of lower rank): the "
+            "weights CAN keep position out of V.",
+)
+
+
+def check_position_blind_value(fn: Callable[..., object], *, quiet: bool = False,
+                               time_limit: float | None = None) -> CheckResult:
+    """Check ``fn(table) -> W_V`` ([d, d]) with ``p_i W_V = 0`` for every row and ``x W_V = x`` for ``x`` ⟂ all rows.
+
+    One table has fewer independent rows than rows. Besides the named mistakes (:data:`POSITION_BLIND_MISTAKES`)
+    it says whether position leaks through or content orthogonal to the positions is changed.
+    """
+    return run_exercise(_BLIND, fn, quiet=quiet, limit=time_limit)

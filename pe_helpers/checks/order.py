@@ -7,6 +7,8 @@ r"""Notebook 01, "Attention is blind to order", checkers: attention from scratch
   inverse permutation and a transposed result.
 * :func:`check_equivariance_error` (1.3): ``fn(f, x, perm)`` must return the number
   :math:`\max|f(PX) - Pf(X)|`.
+* :func:`check_causal_reorder` (1.4, ★★★): ``fn(scores, perm)`` must return the causal weights of the
+  reordered sequence, :math:`\text{softmax}(PSP^\top + M)`: the mask stays with the positions.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ __all__ = [
     "ATTENTION_MISTAKES",
     "PERMUTED_SCORES_MISTAKES",
     "EQUIVARIANCE_MISTAKES",
+    "check_causal_reorder",
+    "CAUSAL_REORDER_MISTAKES",
 ]
 
 _ATOL = 1e-4
@@ -138,8 +142,8 @@ _PERMUTED_MISTAKES = (
 PERMUTED_SCORES_MISTAKES = tuple(m.name for m in _PERMUTED_MISTAKES)
 
 
-def _permuted_case(n: int, seed: int) -> Case:
-    q, k, _ = _qkv(n, 4, 4, seed)
+def _permuted_case(n: int, seed: int, score_seed: int | None = None) -> Case:
+    q, k, _ = _qkv(n, 4, 4, seed if score_seed is None else score_seed)
     perm = _case_perm(n, seed)
     return Case(((q @ k.T / 2.0).double(), perm), f"fn(scores, perm={perm.tolist()})")
 
@@ -238,64 +242,61 @@ def check_equivariance_error(fn: Callable[..., object], *, quiet: bool = False,
 # (a row-wise softmax does not care in which order a row's entries come, nor which row is which);
 # with a causal mask the mask stays with the POSITIONS while the tokens move, so the two differ.
 
-from ._reasoning import named_match, run_reasoning_check, tensor_of_shape  # noqa: E402
-
-__all__ += ["check_causal_reorder", "CAUSAL_REORDER_MISTAKES"]
-
-
 def _masked_softmax(s: Tensor, allowed: Tensor) -> Tensor:
     return torch.softmax(s.masked_fill(~allowed, float("-inf")), dim=-1)
 
 
 def _causal_softmax(s: Tensor) -> Tensor:
+    """softmax(S + M), M = −inf above the diagonal."""
     return _masked_softmax(s, causal_mask(s.shape[-1]))
 
 
-def _causal_reorder_mistakes(s: Tensor, perm: Tensor) -> dict[str, tuple[Tensor, str]]:
-    moved = s[perm][:, perm]
-    n = s.shape[-1]
-    return {
-        "mask-moved-with-tokens": (_causal_softmax(s)[perm][:, perm],
-                                   "this is P·softmax(S + M)·Pᵀ: the masked weights moved with the tokens, mask "
-                                   "included. The mask belongs to the positions: after reordering, new token i sits "
-                                   "at position i and may only see positions ≤ i. Reorder the scores first, then mask."),
-        "no-mask": (torch.softmax(moved, dim=-1),
-                    "these are the weights without the causal mask: token i still sees the tokens after it."),
-        "mask-not-renormalised": (torch.softmax(moved, dim=-1) * torch.ones(n, n, dtype=s.dtype).tril(),
-                                  "the future is zeroed AFTER the softmax, so rows no longer sum to 1: mask the "
-                                  "scores (−inf above the diagonal) before the softmax."),
-        "mask-upper": (_masked_softmax(moved, causal_mask(n).T),
-                       "the mask hides the past instead of the future: key j must satisfy j ≤ i (lower triangle)."),
-    }
+def _reordered_causal(s: Tensor, perm: Tensor) -> Tensor:
+    """softmax(P S Pᵀ + M): reorder the scores, then mask (the reference)."""
+    return _causal_softmax(s[perm][:, perm])
 
+
+_REORDER_MISTAKES = (
+    Mistake("mask-moved-with-tokens", lambda s, perm: _causal_softmax(s)[perm][:, perm],
+            "this is P·softmax(S + M)·Pᵀ: the masked weights moved with the tokens, mask included. The mask belongs "
+            "to the positions: after reordering, new token i sits at position i and may only see positions ≤ i. "
+            "Reorder the scores first, then mask."),
+    Mistake("no-mask", lambda s, perm: torch.softmax(s[perm][:, perm], dim=-1),
+            "these are the weights without the causal mask: token i still sees the tokens after it."),
+    Mistake("mask-not-renormalised", lambda s, perm: torch.softmax(s[perm][:, perm], dim=-1).tril(),
+            "the future is zeroed AFTER the softmax, so rows no longer sum to 1: mask the scores (−inf above the "
+            "diagonal) before the softmax."),
+    Mistake("mask-upper", lambda s, perm: _masked_softmax(s[perm][:, perm], causal_mask(len(perm)).T),
+            "the mask hides the past instead of the future: key j must satisfy j ≤ i (lower triangle)."),
+)
 
 #: Named mistakes recognised by :func:`check_causal_reorder`.
-CAUSAL_REORDER_MISTAKES = tuple(_causal_reorder_mistakes(torch.zeros(2, 2), torch.tensor([1, 0])))
+CAUSAL_REORDER_MISTAKES = tuple(m.name for m in _REORDER_MISTAKES)
 
 
-def check_causal_reorder(fn: Callable[..., object], *, quiet: bool = False) -> CheckResult:
-    """Check ``fn(scores, perm) -> softmax(P S Pᵀ + M)``: the causal weights after reordering the tokens."""
-    ex = "Exercise 1.4: causal weights after reordering"
-    cases = []
-    for n, seed in _PERM_CASES:
-        q, k, _ = _qkv(n, 4, 4, seed + 20)
-        perm = _case_perm(n, seed)
-        cases.append((f"fn(scores, perm={perm.tolist()})", ((q @ k.T / 2.0).double(), perm)))
+def _diagnose_reorder(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
+    perm = case.args[1]
+    i = int(((got - want).abs() > _ATOL).nonzero()[0, 0])
+    return ("other", first_difference(got, want, _ATOL, "weight") + f". New token {i} is old token {int(perm[i])}; "
+                     "which keys may it see now?")
 
-    def judge(got: Tensor, args: tuple) -> tuple[str, str] | None:
-        s, perm = args
-        want = _causal_softmax(s[perm][:, perm])
-        same = lambda a, b: torch.allclose(a, b, atol=_ATOL, rtol=0)  # noqa: E731
-        if same(got, want):
-            return None
-        found = named_match(got, _causal_reorder_mistakes(s, perm), same)
-        if found:
-            return found
-        i, j = (int(t) for t in ((got - want).abs() > _ATOL).nonzero()[0])
-        return "other", (f"weight [{i}, {j}] should be {float(want[i, j]):.4f}, got {float(got[i, j]):.4f}. New token "
-                         f"{i} is old token {int(perm[i])}; which keys may it see now?")
 
-    convert = tensor_of_shape(lambda args: tuple(args[0].shape), "one row of weights per query, one column per key")
-    return run_reasoning_check(ex, fn, cases, convert=convert, judge=judge, quiet=quiet,
-                               success="softmax(P S Pᵀ + M) on 3 reorderings: the mask stays with the positions, "
-                                       "so a causal model sees the new order.")
+_REORDER = Exercise(
+    title="Exercise 1.4: causal weights after reordering",
+    cases=tuple(_permuted_case(n, seed, score_seed=seed + 20) for n, seed in _PERM_CASES),
+    reference=_reordered_causal,
+    convert=tensor_answer(cause=_permuted_shape, meaning="one row of weights per query, one column per key"),
+    mistakes=_REORDER_MISTAKES,
+    diagnose=_diagnose_reorder,
+    success=f"softmax(P S Pᵀ + M) on {len(_PERM_CASES)} reorderings: the mask stays with the positions.",
+)
+
+
+def check_causal_reorder(fn: Callable[..., object], *, quiet: bool = False,
+                         time_limit: float | None = None) -> CheckResult:
+    """Check ``fn(scores, perm) -> softmax(P S Pᵀ + M)``: the causal weights after reordering the tokens.
+
+    Recognises the mask moved with the tokens, no mask, a mask applied after the softmax and the mask on
+    the wrong triangle (:data:`CAUSAL_REORDER_MISTAKES`); prints one line and returns a :class:`CheckResult`.
+    """
+    return run_exercise(_REORDER, fn, quiet=quiet, limit=time_limit)

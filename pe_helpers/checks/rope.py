@@ -7,7 +7,9 @@ r"""Notebook 06, "Toward RoPE", checkers: RoPE for one pair, the score from the 
   for every ``m, n`` with ``n - m = offset``: the score depends only on the offset;
 * Exercise 6.3, :func:`check_rope_attention`: ``fn(q, k, v, positions)`` returns
   :math:`\text{softmax}\big((\mathcal{R}Q)(\mathcal{R}K)^\top/\sqrt{d}\big)\,V`, interleaved, base 10000,
-  **V not rotated**.
+  **V not rotated**;
+* Exercise 6.4 (★★★), :func:`check_shift_gaps`: ``fn(x, shift)`` returns ``(rope_gap, additive_gap)``, the
+  largest change of RoPE's and of additive sinusoidal score matrices when the whole sequence moves by ``shift``.
 
 Each recognises named mistakes: the wrong rotation sign, rotating V too, the half layout where
 the interleaved one was asked, forgetting the position, and a few more (see ``*_MISTAKES``).
@@ -23,9 +25,9 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from ..encodings import apply_rope
-from ._base import Case, CheckResult, Exercise, Mistake, Opaque, StudentError, as_tensor, close, run_exercise, \
-    tensor_answer
+from ..encodings import apply_rope, sinusoidal
+from ._base import Case, CheckResult, Exercise, Mistake, Opaque, StudentError, as_tensor, close, describe, \
+    number_answer, run_exercise, tensor_answer
 
 __all__ = [
     "check_rope_pair",
@@ -35,6 +37,8 @@ __all__ = [
     "RELATIVE_SCORE_MISTAKES",
     "ROPE_ATTENTION_MISTAKES",
     "example_rope_mistakes",
+    "check_shift_gaps",
+    "SHIFT_GAP_MISTAKES",
 ]
 
 _ATOL = 1e-5
@@ -319,12 +323,6 @@ def example_rope_mistakes(exercise: str) -> dict[str, Callable[..., Tensor]]:
 # x_iᵀ R_{j−i} x_j do not change; additive scores (x_i + p_{i+s})·(x_j + p_{j+s}) do, through the
 # content·position terms (notebook 05), although their position·position term alone does not.
 
-from ..encodings import sinusoidal  # noqa: E402
-from ._reasoning import named_match, one_number, run_reasoning_check  # noqa: E402
-
-__all__ += ["check_shift_gaps", "SHIFT_GAP_MISTAKES"]
-
-
 def _rope_gram(x: Tensor, start: int, start_k: int | None = None) -> Tensor:
     n = x.shape[0]
     q = apply_rope(x, torch.arange(n) + start)
@@ -337,60 +335,75 @@ def _additive_gram(x: Tensor, start: int, content: float = 1.0) -> Tensor:
     return h @ h.T
 
 
-def _shift_gaps(x: Tensor, shift: int) -> tuple[float, float]:
-    rope = (_rope_gram(x, shift) - _rope_gram(x, 0)).abs().max()
-    additive = (_additive_gram(x, shift) - _additive_gram(x, 0)).abs().max()
-    return float(rope), float(additive)
+def _gap(moved: Tensor, before: Tensor, signed: bool) -> float:
+    change = moved - before
+    return float(change.max() if signed else change.abs().max())
 
 
-def _shift_gap_mistakes(x: Tensor, shift: int) -> dict[str, tuple[tuple[float, float], str]]:
-    rope, additive = _shift_gaps(x, shift)
-    return {
-        "gaps-swapped": ((additive, rope), "the two numbers are swapped: return (rope_gap, additive_gap)."),
-        "position-term-only": ((rope, float((_additive_gram(x, shift, 0.0) - _additive_gram(x, 0, 0.0)).abs().max())),
-                               "your additive gap is that of PE·PEᵀ alone, which depends only on j − i and does "
-                               "not move. The model sees x + p: the content·position terms are what change."),
-        "only-queries-shifted": ((float((_rope_gram(x, shift, 0) - _rope_gram(x, 0)).abs().max()), additive),
-                                 "your RoPE gap moves the queries but not the keys: a common shift moves every "
-                                 "token, so both q and k are rotated by their new positions."),
-        "signed-difference": ((float((_rope_gram(x, shift) - _rope_gram(x, 0)).max()),
-                               float((_additive_gram(x, shift) - _additive_gram(x, 0)).max())),
-                              "a gap is the largest ABSOLUTE difference: take .abs() before .max()."),
-    }
+def _shift_gaps(x: Tensor, shift: int, *, content: float = 1.0, keys_move: bool = True,
+                signed: bool = False) -> tuple[float, float]:
+    """(rope_gap, additive_gap): max |scores at positions shift.. − scores at 0..|, q = k = x (the reference).
 
+    The keywords make the named mistakes: ``content=0`` keeps only PE·PEᵀ, ``keys_move=False`` rotates only
+    the queries by their new positions, ``signed=True`` forgets the absolute value.
+    """
+    rope = _gap(_rope_gram(x, shift, None if keys_move else 0), _rope_gram(x, 0), signed)
+    additive = _gap(_additive_gram(x, shift, content), _additive_gram(x, 0, content), signed)
+    return rope, additive
+
+
+_SHIFT_MISTAKES = (
+    Mistake("gaps-swapped", lambda x, shift: _shift_gaps(x, shift)[::-1],
+            "the two numbers are swapped: return (rope_gap, additive_gap)."),
+    Mistake("position-term-only", lambda x, shift: _shift_gaps(x, shift, content=0.0),
+            "your additive gap is that of PE·PEᵀ alone, which depends only on j − i and does not move. The model "
+            "sees x + p: the content·position terms are what change."),
+    Mistake("only-queries-shifted", lambda x, shift: _shift_gaps(x, shift, keys_move=False),
+            "your RoPE gap moves the queries but not the keys: a common shift moves every token, so both q and k "
+            "are rotated by their new positions."),
+    Mistake("signed-difference", lambda x, shift: _shift_gaps(x, shift, signed=True),
+            "a gap is the largest ABSOLUTE difference: take .abs() before .max()."),
+)
 
 #: Named mistakes recognised by :func:`check_shift_gaps`.
-SHIFT_GAP_MISTAKES = (*_shift_gap_mistakes(torch.eye(2, 4, dtype=torch.float64), 1), "not-two-numbers")
+SHIFT_GAP_MISTAKES = (*(m.name for m in _SHIFT_MISTAKES), "not-two-numbers")
+
+_GAP = number_answer("a gap")
 
 
-def check_shift_gaps(fn: Callable[..., object], *, quiet: bool = False) -> CheckResult:
-    """Check ``fn(x, shift) -> (rope_gap, additive_gap)``: how much each score matrix changes under a common shift."""
-    ex = "Exercise 6.4: shift the whole sequence"
+def _two_gaps(value: Any, want: Any, case: Case) -> tuple[float, float]:
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        kind = f"a {type(value).__name__} of {len(value)} items" if isinstance(value, (tuple, list)) else describe(value)
+        raise StudentError(f"{case.call} should return two numbers, (rope_gap, additive_gap); got {kind}.",
+                           "not-two-numbers")
+    return _GAP(value[0], None, case), _GAP(value[1], None, case)
+
+
+def _shift_cases() -> tuple[Case, ...]:
     gen = torch.Generator().manual_seed(4)  # seed 4: in every case the largest |change| is a decrease
-    cases = [(f"fn(x of shape ({n}, {d}), shift={s})", (torch.randn(n, d, generator=gen, dtype=torch.float64), s))
-             for n, d, s in ((6, 8, 5), (8, 16, 37), (5, 4, 200))]
+    return tuple(Case((torch.randn(n, d, generator=gen, dtype=torch.float64), s), f"fn(x of shape ({n}, {d}), shift={s})")
+                 for n, d, s in ((6, 8, 5), (8, 16, 37), (5, 4, 200)))
 
-    def convert(exercise: str, value: object, what: str, args: tuple) -> tuple[float, float]:
-        if not isinstance(value, (tuple, list)) or len(value) != 2:
-            kind = f"a {type(value).__name__} of length {len(value)}" if isinstance(value, (tuple, list)) else \
-                type(value).__name__
-            raise StudentError(CheckResult(exercise, False, f"{what} should return two numbers, (rope_gap, "
-                                                            f"additive_gap); got {kind}.", "not-two-numbers"))
-        return one_number(exercise, value[0], what), one_number(exercise, value[1], what)
 
-    def close(a: tuple[float, float], b: tuple[float, float]) -> bool:
-        return all(abs(u - v) <= 1e-4 * max(1.0, abs(v)) for u, v in zip(a, b))
+_SHIFT = Exercise(
+    title="Exercise 6.4: shift the whole sequence",
+    cases=_shift_cases(),
+    reference=_shift_gaps,
+    convert=_two_gaps,
+    same=close(1e-4),
+    mistakes=_SHIFT_MISTAKES,
+    diagnose=lambda got, want, case: ("other", f"returned ({got[0]:.4g}, {got[1]:.4g}); expected ({want[0]:.2g}, "
+                                               f"{want[1]:.4g}). Compare the n × n score matrices at positions 0..n−1 "
+                                               "and shift..shift+n−1, q = k = x."),
+    success="RoPE's scores do not move under a common shift (gap at rounding level); additive scores do, by the "
+            "content·position terms.",
+)
 
-    def judge(got: tuple[float, float], args: tuple) -> tuple[str, str] | None:
-        want = _shift_gaps(*args)
-        if close(got, want):
-            return None
-        found = named_match(got, _shift_gap_mistakes(*args), close)
-        if found:
-            return found
-        return "other", (f"returned ({got[0]:.4g}, {got[1]:.4g}); expected ({want[0]:.2g}, {want[1]:.4g}). Compare "
-                         "the n × n score matrices at positions 0..n−1 and shift..shift+n−1, q = k = x.")
 
-    return run_reasoning_check(ex, fn, cases, convert=convert, judge=judge, quiet=quiet,
-                               success="RoPE's scores do not move under a common shift (gap at rounding level); "
-                                       "additive scores do, by the content·position terms.")
+def check_shift_gaps(fn: Callable[..., object], *, quiet: bool = False, time_limit: float | None = None) -> CheckResult:
+    """Check ``fn(x, shift) -> (rope_gap, additive_gap)``: how much each score matrix changes under a common shift.
+
+    Each gap is max |scores at positions shift.. − scores at positions 0..|, with q = k = x; the named mistakes
+    are in :data:`SHIFT_GAP_MISTAKES`.
+    """
+    return run_exercise(_SHIFT, fn, quiet=quiet, limit=time_limit)

@@ -4,7 +4,10 @@ r"""Notebook 04, "The rotation identity", checkers: build the rotation :math:`R(
   :math:`\begin{bmatrix}\cos k\omega & \sin k\omega\\ -\sin k\omega & \cos k\omega\end{bmatrix}`, so that
   :math:`[\sin((p+k)\omega), \cos((p+k)\omega)]^\top = B\,[\sin(p\omega), \cos(p\omega)]^\top`;
 * Exercise 4.2, :func:`check_shift_matrix`: ``fn(k, dim)`` returns the whole ``dim × dim`` matrix
-  with :math:`PE(pos+k) = R(k)\,PE(pos)` (interleaved layout, base 10000).
+  with :math:`PE(pos+k) = R(k)\,PE(pos)` (interleaved layout, base 10000);
+* Exercise 4.3 (★★★), :func:`check_offset_peak`: ``fn(dim, k0)`` returns a ``dim × dim`` matrix ``W`` for
+  which :math:`PE(p)^\top W\,PE(q)` is largest at :math:`q = p + k_0` for every ``p``. Any such ``W``
+  passes: the answer is compared by where its scores peak, not entry by entry.
 
 Both recognise the transposed matrix (it rotates the wrong way: :math:`R(k)^\top = R(-k)`).
 """
@@ -13,14 +16,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import Tensor
 
 from ..encodings import inverse_frequencies, shift_matrix, sinusoidal
-from ._base import Case, CheckResult, Exercise, Mistake, run_exercise
+from ._base import Case, CheckResult, Exercise, Mistake, run_exercise, tensor_answer
 
-__all__ = ["check_rotation_block", "check_shift_matrix", "ROTATION_BLOCK_MISTAKES", "SHIFT_MATRIX_MISTAKES"]
+__all__ = ["check_rotation_block", "check_shift_matrix", "ROTATION_BLOCK_MISTAKES", "SHIFT_MATRIX_MISTAKES",
+           "check_offset_peak", "OFFSET_PEAK_MISTAKES"]
 
 _ATOL = 1e-6
 _BLOCK_CASES = ((3.0, 0.5), (5.0, 1.0), (-4.0, 0.3), (7.0, 0.01))
@@ -153,48 +158,68 @@ def check_shift_matrix(fn: Callable[[int, int], object], *, quiet: bool = False,
 # 4.3: a bilinear form that looks k₀ positions ahead. PE(q) = R(q − p) PE(p), so PE(p)ᵀ W PE(q) =
 # PE(p)ᵀ W R(q − p) PE(p): a W that undoes a rotation by k₀ makes the score largest at q − p = k₀.
 
-from ._reasoning import run_reasoning_check, tensor_of_shape  # noqa: E402
-
-__all__ += ["check_offset_peak", "OFFSET_PEAK_MISTAKES"]
-
 #: (d, k0) of the checker, and how many positions the scores are measured on.
 _PEAK_CASES = ((8, 3), (16, 5), (32, -4))
 _PEAK_POSITIONS = 48
 
-#: Named mistakes recognised by :func:`check_offset_peak`.
-OFFSET_PEAK_MISTAKES = ("peaks-at-minus-k0", "peaks-at-zero", "peaks-elsewhere")
 
-
-def _peak_offsets(w: Tensor, dim: int, k0: int) -> list[int]:
-    """For every query position p whose p + k0 is in range, the offset q − p of its highest score."""
+def _peak_offsets(w: Tensor, dim: int, k0: int) -> Tensor:
+    """For every query position p whose p ± k0 is in range, the offset q − p of its highest score."""
     pe = sinusoidal(_PEAK_POSITIONS, dim, dtype=torch.float64)
     scores = pe @ w @ pe.T  # scores[p, q] = PE(p)ᵀ W PE(q)
     rows = [p for p in range(_PEAK_POSITIONS) if 0 <= p + k0 < _PEAK_POSITIONS and 0 <= p - k0 < _PEAK_POSITIONS]
-    return [int(scores[p].argmax()) - p for p in rows]
+    return torch.tensor([int(scores[p].argmax()) - p for p in rows])
 
 
-def check_offset_peak(fn: Callable[..., object], *, quiet: bool = False) -> CheckResult:
-    """Check ``fn(dim, k0) -> W`` ([dim, dim]): for every position p, PE(p)ᵀ W PE(q) is largest at q = p + k0."""
-    ex = "Exercise 4.3: a score that peaks k₀ positions ahead"
-    cases = [(f"fn(dim={d}, k0={k0})", (d, k0)) for d, k0 in _PEAK_CASES]
+_AS_MATRIX = tensor_answer(meaning="W pairs two PE vectors of length dim: [dim, dim]")
 
-    def judge(got: Tensor, args: tuple) -> tuple[str, str] | None:
-        dim, k0 = args
-        offsets = _peak_offsets(got, dim, k0)
-        if all(o == k0 for o in offsets):
-            return None
-        if all(o == -k0 for o in offsets):
-            return "peaks-at-minus-k0", (f"the score peaks at q − p = {-k0}, not {k0}: your W turns the wrong way. "
-                                         "PE(q) is PE(p) turned forward by q − p; W must turn it back by k₀.")
-        if all(o == 0 for o in offsets):
-            return "peaks-at-zero", ("the score peaks at q = p, like the plain dot product PE(p)·PE(q) (W = I): "
-                                     "W must turn PE(q) by k₀ before comparing.")
-        wrong = sorted({o for o in offsets if o != k0}, key=abs)
-        shown = ", ".join(str(o) for o in wrong[:5]) + (", ..." if len(wrong) > 5 else "")
-        return "peaks-elsewhere", (f"{sum(o != k0 for o in offsets)} of {len(offsets)} queries score highest at "
-                                   f"another offset q − p ({shown}), not {k0}.")
 
-    convert = tensor_of_shape(lambda args: (args[0], args[0]), "W pairs two PE vectors of length dim: [dim, dim]")
-    return run_reasoning_check(ex, fn, cases, convert=convert, judge=judge, quiet=quiet,
-                               success=f"PE(p)ᵀ W PE(q) peaks at q − p = k₀ for every p, on {len(_PEAK_CASES)} "
-                                       "(d, k₀), negative k₀ included: a fixed W can look a fixed distance away.")
+def _as_peaks(value: Any, want: Any, case: Case) -> Tensor:
+    """The answer as the offsets q − p at which its scores peak (a W is right by what it does, not by its entries)."""
+    dim, k0 = case.args
+    return _peak_offsets(_AS_MATRIX(value, torch.empty(dim, dim), case), dim, k0)
+
+
+_PEAK_MISTAKES = (
+    Mistake("peaks-at-minus-k0", lambda dim, k0: shift_matrix(k0, dim),
+            "the score peaks at q − p = −k₀, not k₀: your W turns the wrong way. PE(q) is PE(p) turned forward by "
+            "q − p; W must turn it back by k₀."),
+    Mistake("peaks-at-zero", lambda dim, k0: torch.eye(dim, dtype=torch.float64),
+            "the score peaks at q = p, like the plain dot product PE(p)·PE(q) (W = I): W must turn PE(q) by k₀ "
+            "before comparing."),
+)
+
+#: Named mistakes recognised by :func:`check_offset_peak` (the last: peaks at offsets of no single pattern).
+OFFSET_PEAK_MISTAKES = (*(m.name for m in _PEAK_MISTAKES), "peaks-elsewhere")
+
+
+def _diagnose_peaks(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
+    k0 = case.args[1]
+    offsets = got.tolist()
+    wrong = sorted({o for o in offsets if o != k0}, key=abs)
+    shown = ", ".join(str(o) for o in wrong[:5]) + (", ..." if len(wrong) > 5 else "")
+    return ("peaks-elsewhere", f"{sum(o != k0 for o in offsets)} of {len(offsets)} queries score highest at another "
+                               f"offset q − p ({shown}), not {k0}.")
+
+
+_PEAK = Exercise(
+    title="Exercise 4.3: a score that peaks k₀ positions ahead",
+    cases=tuple(Case((d, k0), f"fn(dim={d}, k0={k0})") for d, k0 in _PEAK_CASES),
+    reference=lambda dim, k0: shift_matrix(-k0, dim),
+    convert=_as_peaks,
+    same=torch.equal,
+    mistakes=_PEAK_MISTAKES,
+    diagnose=_diagnose_peaks,
+    success=f"PE(p)ᵀ W PE(q) peaks at q − p = k₀ for every p, on {len(_PEAK_CASES)} (d, k₀), negative k₀ included: "
+            "a fixed W can look a fixed distance away.",
+)
+
+
+def check_offset_peak(fn: Callable[..., object], *, quiet: bool = False,
+                      time_limit: float | None = None) -> CheckResult:
+    """Check ``fn(dim, k0) -> W`` ([dim, dim]): for every position p, PE(p)ᵀ W PE(q) is largest at q = p + k0.
+
+    W is judged by where its scores peak (several W are right). A W that peaks at −k₀ or at 0 is named;
+    any other says how many queries peak elsewhere, and where.
+    """
+    return run_exercise(_PEAK, fn, quiet=quiet, limit=time_limit)
