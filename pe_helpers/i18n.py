@@ -84,14 +84,15 @@ def _register_cjk_font() -> str:
 
 
 def font_family(lang: str | None = None) -> list[str]:
-    """matplotlib's ``font.family`` for ``lang`` (default: the current language).
+    """matplotlib's ``font.family`` for ``lang`` (default: the current language), the same in every language.
 
-    English: DejaVu Sans (matplotlib's own). Chinese: DejaVu Sans first, so Latin letters, digits and
-    maths keep their usual look, then the bundled CJK font, which matplotlib falls back to per glyph.
+    DejaVu Sans (matplotlib's own) first, so Latin letters, digits and maths keep their usual look, then the
+    bundled CJK font, which matplotlib (≥ 3.6) falls back to per glyph. English figures need it too: the
+    tokens of 我喜欢你 are tick labels in both editions.
     """
     lang = get_language() if lang is None else lang
-    if lang == "en":
-        return ["DejaVu Sans"]
+    if lang not in LANGUAGES:
+        raise ValueError(f"lang must be one of {', '.join(map(repr, LANGUAGES))}, got {lang!r}.")
     return ["DejaVu Sans", _register_cjk_font()]
 
 
