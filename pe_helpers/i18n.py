@@ -78,9 +78,16 @@ CJK_FONT = "fonts/NotoSansCJKsc-Regular-GB2312L1.otf"
 def _register_cjk_font() -> str:
     from matplotlib import font_manager
 
-    path = resources.files("pe_helpers") / CJK_FONT
-    font_manager.fontManager.addfont(str(path))
-    return font_manager.FontProperties(fname=str(path)).get_name()
+    import dataclasses
+
+    path = str(resources.files("pe_helpers") / CJK_FONT)
+    font_manager.fontManager.addfont(path)
+    entry = next(f for f in font_manager.fontManager.ttflist if f.fname == path)
+    # The subset ships one weight; list it as bold too, so bold text (a title, a label) falls back to it
+    # instead of logging "findfont: Failed to find font weight bold" (a notebook would show that line).
+    font_manager.fontManager.ttflist.append(dataclasses.replace(entry, weight=700))
+    font_manager.fontManager._findfont_cached.cache_clear()
+    return entry.name
 
 
 def font_family(lang: str | None = None) -> list[str]:

@@ -62,8 +62,8 @@ def build_phasor(*, pos: int = 3, k: int = 5, pair: int = 1, d: int = 16, base: 
     ax, ax_text = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.0, 1.25]})
     art = _circle_panel(ax)
     ax_text.set_axis_off()
-    ax_text.text(0.0, 1.0, _("PE_i = (sin, cos) of pair i: columns (2i, 2i+1)") + "\n"
-                 "R(k) block = [[cos k\u03c9\u1d62, sin k\u03c9\u1d62], [\u2212sin k\u03c9\u1d62, cos k\u03c9\u1d62]]",
+    ax_text.text(0.0, 1.0, _("PE_i = (sin, cos) of pair i: columns (2i, 2i+1)") + "\n" + _("R(k) block") +
+                 " = [[cos k\u03c9\u1d62, sin k\u03c9\u1d62], [\u2212sin k\u03c9\u1d62, cos k\u03c9\u1d62]]",
                  va="top", ha="left", transform=ax_text.transAxes)
     art["panel"] = ax_text.text(0.0, 0.42, "", va="center", ha="left", transform=ax_text.transAxes, fontsize=12,
                                 linespacing=1.5)
