@@ -151,7 +151,8 @@ class App(widgets.VBox):
             metadata["image/png"] = {"width": getattr(self.figure, "display_width", None) or
                                      round(self.figure.get_figwidth() * self.figure.dpi)}
         caption = html.unescape(self.caption.value)
-        bundle["text/plain"] = f"{self.title or 'App'}: {caption} (run the notebook to move the controls)"
+        bundle["text/plain"] = _("{title}: {caption} (run the notebook to move the controls)").format(
+            title=self.title or "App", caption=caption)
         return bundle, metadata
 
     def close(self) -> None:
