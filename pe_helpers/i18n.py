@@ -78,20 +78,28 @@ CJK_FONT = "fonts/NotoSansCJKsc-Regular-GB2312L1.otf"
 def _register_cjk_font() -> str:
     from matplotlib import font_manager
 
-    path = resources.files("pe_helpers") / CJK_FONT
-    font_manager.fontManager.addfont(str(path))
-    return font_manager.FontProperties(fname=str(path)).get_name()
+    import dataclasses
+
+    path = str(resources.files("pe_helpers") / CJK_FONT)
+    font_manager.fontManager.addfont(path)
+    entry = next(f for f in font_manager.fontManager.ttflist if f.fname == path)
+    # The subset ships one weight; list it as bold too, so bold text (a title, a label) falls back to it
+    # instead of logging "findfont: Failed to find font weight bold" (a notebook would show that line).
+    font_manager.fontManager.ttflist.append(dataclasses.replace(entry, weight=700))
+    font_manager.fontManager._findfont_cached.cache_clear()
+    return entry.name
 
 
 def font_family(lang: str | None = None) -> list[str]:
-    """matplotlib's ``font.family`` for ``lang`` (default: the current language).
+    """matplotlib's ``font.family`` for ``lang`` (default: the current language), the same in every language.
 
-    English: DejaVu Sans (matplotlib's own). Chinese: DejaVu Sans first, so Latin letters, digits and
-    maths keep their usual look, then the bundled CJK font, which matplotlib falls back to per glyph.
+    DejaVu Sans (matplotlib's own) first, so Latin letters, digits and maths keep their usual look, then the
+    bundled CJK font, which matplotlib (≥ 3.6) falls back to per glyph. English figures need it too: the
+    tokens of 我喜欢你 are tick labels in both editions.
     """
     lang = get_language() if lang is None else lang
-    if lang == "en":
-        return ["DejaVu Sans"]
+    if lang not in LANGUAGES:
+        raise ValueError(f"lang must be one of {', '.join(map(repr, LANGUAGES))}, got {lang!r}.")
     return ["DejaVu Sans", _register_cjk_font()]
 
 

@@ -1,9 +1,9 @@
 r"""Notebook 01, "Attention is blind to order" (seed §1.1–1.2): sentences as token vectors and their reorderings.
 
 Sentences (seed §1). 我喜欢你 / 你喜欢我 ("I like you" / "you like me") are the same four
-characters in another order. At character level each character is one token; the code
-names them by their pinyin (我 wo, 喜 xi, 欢 huan, 你 ni), so no figure needs a Chinese
-font. "dog bites man" / "man bites dog" is the English companion. Each distinct token gets a
+characters in another order. At character level each character is one token, written
+with spaces between them ("我 喜 欢 你"); figures draw the characters with the package's
+bundled CJK font. "dog bites man" / "man bites dog" is the English companion. Each distinct token gets a
 fixed random vector (:func:`token_vectors`), so the same token has the same embedding in
 every sentence, as in a real embedding table.
 
@@ -51,9 +51,8 @@ __all__ = [
     "random_positions",
 ]
 
-#: 我喜欢你 / 你喜欢我 at character level, one pinyin syllable per character
-#: (wo = 我, xi = 喜, huan = 欢, ni = 你).
-ZH_PAIR = ("wo xi huan ni", "ni xi huan wo")
+#: 我喜欢你 / 你喜欢我 at character level: one token per character, separated by spaces.
+ZH_PAIR = ("我 喜 欢 你", "你 喜 欢 我")
 #: The English companion: the same three words in another order, with another meaning.
 EN_PAIR = ("dog bites man", "man bites dog")
 #: The sentence of the permutation app (six distinct tokens).

@@ -40,6 +40,7 @@ from ._validate import (
     check_fits,
     check_float_dtype,
     check_float_tensor,
+    check_int,
     check_real,
     check_seed,
 )

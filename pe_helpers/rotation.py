@@ -79,7 +79,7 @@ def pair_block(k: float, pair: int, d: int, base: float = 10000.0) -> Tensor:
     d = check_dim("d", d)
     pair = check_int("pair", pair, minimum=0)
     if pair >= d // 2:
-        raise ValueError(f"pair must be in 0..{d // 2 - 1} for d = {d}, got {pair}.")
+        raise ValueError(_("pair must be in 0..{top} for d = {d}, got {value}.").format(top=d // 2 - 1, d=d, value=pair))
     r = shift_matrix(k, d, base=base)
     return r[2 * pair: 2 * pair + 2, 2 * pair: 2 * pair + 2]
 
@@ -95,7 +95,7 @@ def measured_dot_products(p: int, ks: Tensor, d: int, base: float = 10000.0) -> 
     p = check_int("p", p, minimum=0)
     ks = torch.as_tensor(ks, dtype=torch.long)
     if ks.numel() and int((p + ks).min()) < 0:
-        raise ValueError(f"p + k must be >= 0 for every k, got p = {p} and k down to {int(ks.min())}.")
+        raise ValueError(_("p + k must be >= 0 for every k, got p = {p} and k down to {low}.").format(p=p, low=int(ks.min())))
     if not ks.numel():
         return torch.zeros(0, dtype=torch.float64)
     rows = torch.cat([sinusoidal(1, d, base=base, offset=p + int(k), dtype=torch.float64) for k in ks])

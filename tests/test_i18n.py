@@ -39,6 +39,8 @@ def _literal(node: ast.AST) -> str | None:
 
 def _has_words(text: str) -> bool:
     """Prose, not a symbol, unit, format or a single identifier: two or more words of letters."""
+    if re.fullmatch(r"\s*[A-Za-z_][A-Za-z0-9_]*\s*", text):  # one identifier (an argument name: seq_len, k_max)
+        return False
     return len(re.findall(r"[A-Za-z]{2,}", text)) >= 2
 
 

@@ -33,6 +33,7 @@ import ipywidgets as widgets
 from matplotlib.figure import Figure
 
 from ..figures._base import FigureHandle, format_number, freeze_layout, render_png
+from ..i18n import _
 
 __all__ = ["App", "Enabled", "BASES", "base_slider", "parse_number"]
 
@@ -150,7 +151,8 @@ class App(widgets.VBox):
             metadata["image/png"] = {"width": getattr(self.figure, "display_width", None) or
                                      round(self.figure.get_figwidth() * self.figure.dpi)}
         caption = html.unescape(self.caption.value)
-        bundle["text/plain"] = f"{self.title or 'App'}: {caption} (run the notebook to move the controls)"
+        bundle["text/plain"] = _("{title}: {caption} (run the notebook to move the controls)").format(
+            title=self.title or "App", caption=caption)
         return bundle, metadata
 
     def close(self) -> None:
@@ -181,9 +183,9 @@ def parse_number(text: str) -> float:
     try:
         value = float(power[1]) ** int(power[2]) if power else float(cleaned)
     except (ValueError, OverflowError):
-        raise ValueError(f"base must be a number such as 10000, 1e4 or 10 000, got {text!r}.") from None
+        raise ValueError(_("base must be a number such as 10000, 1e4 or 10 000, got {text!r}.").format(text=text)) from None
     if not math.isfinite(value):
-        raise ValueError(f"base must be a finite number, got {text!r}.")
+        raise ValueError(_("base must be a finite number, got {text!r}.").format(text=text))
     return value
 
 
@@ -197,11 +199,11 @@ def base_slider(value: float = 10000.0) -> tuple[widgets.SelectionSlider, widget
     options = dict((v, k) for k, v in BASES)
     if value not in options:
         allowed = ", ".join(f"{v:g}" for _, v in BASES)
-        raise ValueError(f"base must be one of {allowed} for this app, got {value!r}.")
+        raise ValueError(_("base must be one of {allowed} for this app, got {value!r}.").format(allowed=allowed, value=value))
     slider = widgets.SelectionSlider(options=BASES, value=float(value), description="base",
-                                     continuous_update=True, tooltip="base: 10 … 1 000 000, by factors of 10")
-    box = widgets.Text(value=options[float(value)], description="type base", continuous_update=False,
-                       tooltip="type 10000, 1e4 or 10 000 and press Enter",
+                                     continuous_update=True, tooltip=_("base: 10 … 1 000 000, by factors of 10"))
+    box = widgets.Text(value=options[float(value)], description=_("type base"), continuous_update=False,
+                       tooltip=_("type 10000, 1e4 or 10 000 and press Enter"),
                        layout=widgets.Layout(width="14em"))
     message = widgets.HTML(layout=widgets.Layout(min_width="1em"))
 
@@ -210,7 +212,7 @@ def base_slider(value: float = 10000.0) -> tuple[widgets.SelectionSlider, widget
             number = parse_number(change["new"])
             if number not in options:
                 allowed = ", ".join(label for label, _ in BASES)
-                raise ValueError(f"base must be one of {allowed}, got {format_number(number)}.")
+                raise ValueError(_("base must be one of {allowed}, got {value}.").format(allowed=allowed, value=format_number(number)))
         except ValueError as err:
             message.value = f"<span style='color:#D55E00'>{html.escape(str(err))}</span>"
             return

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from ..figures.frequencies import build_frequency_heatmap
+from ..figures.frequencies import build_frequency_heatmap, channel_label
 from ..frequencies import CHANNELS
 from ._base import App, base_slider
+from ..i18n import _
 
 __all__ = ["frequency_heatmap_app"]
 
@@ -23,7 +24,8 @@ def frequency_heatmap_app(*, seq_len: int = 64, d: int = 64, base: float = 10000
                                      continuous_update=True),
         "d": widgets.IntSlider(value=d, min=4, max=256, step=2, description="d", continuous_update=True),
         "base": base_control,
-        "channel": widgets.ToggleButtons(options=list(CHANNELS), value=channel, description="channel"),
+        "channel": widgets.ToggleButtons(options=[(channel_label(c), c) for c in CHANNELS], value=channel, description=_("channel")),
     }
     handle = build_frequency_heatmap(seq_len=seq_len, d=d, base=base, channel=channel)
-    return App(controls, handle, title="Sinusoidal table: rows = position, columns = pair i", extras=[typed_base])
+    return App(controls, handle, title=_("Sinusoidal table: rows = position, columns = pair i"),
+               extras=[typed_base])

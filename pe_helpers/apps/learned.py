@@ -5,9 +5,10 @@ from __future__ import annotations
 import ipywidgets as widgets
 
 from .._validate import check_choice, check_int
-from ..figures.learned import build_position_row_figure
+from ..figures.learned import build_position_row_figure, table_label
 from ..learned import TABLES, app_tables, train_running_max
 from ._base import App
+from ..i18n import _
 
 __all__ = ["learned_position_app"]
 
@@ -27,14 +28,15 @@ def learned_position_app(
     position = check_int("position", position, minimum=0)
     if position >= max_len + extra_rows:
         raise ValueError(
-            f"position must be in 0..{max_len + extra_rows - 1} (max_len + extra_rows - 1), got {position}."
+            _("position must be in 0..{top} (max_len + extra_rows - 1), got {value}.").format(
+                top=max_len + extra_rows - 1, value=position)
         )
     table = check_choice("table", table, TABLES)
     tables = app_tables(train_running_max(max_len=max_len), extra_rows)
     handle = build_position_row_figure(tables, trained_rows=max_len, position=position, table=table)
     controls = {
-        "position": widgets.IntSlider(value=position, min=0, max=max_len + extra_rows - 1, description="position i",
-                                      continuous_update=True),
-        "table": widgets.ToggleButtons(options=list(TABLES), value=table, description="table"),
+        "position": widgets.IntSlider(value=position, min=0, max=max_len + extra_rows - 1,
+                                      description=_("position i"), continuous_update=True),
+        "table": widgets.ToggleButtons(options=[(table_label(t), t) for t in TABLES], value=table, description=_("table")),
     }
-    return App(controls, handle, title="A learned position table, one row at a time")
+    return App(controls, handle, title=_("A learned position table, one row at a time"))

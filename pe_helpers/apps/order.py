@@ -5,9 +5,10 @@ from __future__ import annotations
 import ipywidgets as widgets
 
 from .._validate import check_choice, check_int
-from ..figures.order import build_permutation_figure
+from ..figures.order import build_permutation_figure, order_label
 from ..order import APP_SENTENCE, ORDERS
 from ._base import App
+from ..i18n import _
 
 __all__ = ["permutation_app"]
 
@@ -15,8 +16,9 @@ __all__ = ["permutation_app"]
 #: start from order="random", so that moving the seed slider changes the permutation.
 BENCH_KWARGS = {"permutation_app": {"order": "random"}}
 
-#: When the seed slider matters (it is disabled otherwise, with this tooltip).
-SEED_MATTERS = (lambda values: values["order"] == "random", 'seed: used only when order is "random"')
+def _seed_matters(values: dict) -> bool:
+    """The seed slider matters only for the "random" order (it is disabled otherwise, with a tooltip)."""
+    return values["order"] == "random"
 
 
 def permutation_app(
@@ -35,13 +37,13 @@ def permutation_app(
     order = check_choice("order", order, ORDERS)
     seed = check_int("seed", seed, minimum=0)
     controls = {
-        "order": widgets.Dropdown(options=list(ORDERS), value=order, description="order"),
-        "seed": widgets.IntSlider(value=seed, min=0, max=max(20, seed), description="seed", continuous_update=True),
-        "positions": widgets.Checkbox(value=positions, description="add p_i", indent=False),
+        "order": widgets.Dropdown(options=[(order_label(o), o) for o in ORDERS], value=order, description=_("order")),
+        "seed": widgets.IntSlider(value=seed, min=0, max=max(20, seed), description=_("seed"), continuous_update=True),
+        "positions": widgets.Checkbox(value=positions, description=_("add p_i"), indent=False),
     }
     handle = build_permutation_figure(
         sentence=sentence, dim=dim, order=order, seed=seed, positions=bool(positions),
         seeds=range(controls["seed"].max + 1),
     )
-    return App(controls, handle, title="Reorder the tokens: rows and columns of S move together",
-               enabled={"seed": SEED_MATTERS})
+    return App(controls, handle, title=_("Reorder the tokens: rows and columns of S move together"),
+               enabled={"seed": (_seed_matters, _('seed: used only when order is "random"'))})

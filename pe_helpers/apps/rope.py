@@ -7,6 +7,7 @@ import ipywidgets as widgets
 from .._validate import check_dim, check_int
 from ..figures.rope import build_rope_pair
 from ._base import App
+from ..i18n import _
 
 __all__ = ["rope_shift_app"]
 
@@ -28,14 +29,14 @@ def rope_shift_app(*, m: int = 5, n: int = 2, t: int = 0, pair: int = 0, d: int 
     d = check_dim("d", d)
     for name, value, top in (("m", m, MAX_POS), ("n", n, MAX_POS), ("t", t, T_MAX)):
         if check_int(name, value, minimum=0) > top:
-            raise ValueError(f"{name} must be in 0..{top} for this app, got {value}.")
+            raise ValueError(_("{name} must be in 0..{top} for this app, got {value}.").format(name=name, top=top, value=value))
     if check_int("pair", pair, minimum=0) >= d // 2:
-        raise ValueError(f"pair must be in 0..{d // 2 - 1} for d = {d}, got {pair}.")
+        raise ValueError(_("pair must be in 0..{top} for d = {d}, got {value}.").format(top=d // 2 - 1, d=d, value=pair))
     controls = {
-        "m": widgets.IntSlider(value=m, min=0, max=MAX_POS, description="query m", continuous_update=True),
-        "n": widgets.IntSlider(value=n, min=0, max=MAX_POS, description="key n", continuous_update=True),
-        "t": widgets.IntSlider(value=t, min=0, max=T_MAX, description="shift t", continuous_update=True),
-        "pair": widgets.IntSlider(value=pair, min=0, max=d // 2 - 1, description="pair i", continuous_update=True),
+        "m": widgets.IntSlider(value=m, min=0, max=MAX_POS, description=_("query m"), continuous_update=True),
+        "n": widgets.IntSlider(value=n, min=0, max=MAX_POS, description=_("key n"), continuous_update=True),
+        "t": widgets.IntSlider(value=t, min=0, max=T_MAX, description=_("shift t"), continuous_update=True),
+        "pair": widgets.IntSlider(value=pair, min=0, max=d // 2 - 1, description=_("pair i"), continuous_update=True),
     }
     handle = build_rope_pair(m=m, n=n, t=t, pair=pair, d=d, base=base, seed=seed, max_pos=MAX_POS, t_max=T_MAX)
-    return App(controls, handle, title=f"RoPE: shift both positions by t, the score stays (d = {d})")
+    return App(controls, handle, title=_("RoPE: shift both positions by t, the score stays (d = {d})").format(d=d))

@@ -7,6 +7,7 @@ import ipywidgets as widgets
 from .._validate import check_dim
 from ..figures.rotation import build_dot_product, build_phasor
 from ._base import App, base_slider
+from ..i18n import _
 
 __all__ = ["phasor_app", "dot_product_app"]
 
@@ -22,10 +23,10 @@ def phasor_app(*, pos: int = 3, k: int = 5, pair: int = 1, d: int = 16, base: fl
     controls = {
         "pos": widgets.IntSlider(value=pos, min=0, max=200, description="pos", continuous_update=True),
         "k": widgets.IntSlider(value=k, min=-50, max=50, description="k", continuous_update=True),
-        "pair": widgets.IntSlider(value=pair, min=0, max=d // 2 - 1, description="pair i", continuous_update=True),
+        "pair": widgets.IntSlider(value=pair, min=0, max=d // 2 - 1, description=_("pair i"), continuous_update=True),
     }
     return App(controls, build_phasor(pos=pos, k=k, pair=pair, d=d, base=base),
-               title=f"One (sin, cos) pair as a point on the unit circle (d = {d})")
+               title=_("One (sin, cos) pair as a point on the unit circle (d = {d})").format(d=d))
 
 
 def dot_product_app(*, d: int = 64, base: float = 10000.0, p: int = 0, k_max: int = 128) -> App:
@@ -43,4 +44,4 @@ def dot_product_app(*, d: int = 64, base: float = 10000.0, p: int = 0, k_max: in
                                    continuous_update=True),
     }
     return App(controls, build_dot_product(d=d, base=base, p=p, k_max=k_max),
-               title="PE(p)\u00b7PE(p+k) depends on the offset k only", extras=[typed_base])
+               title=_("PE(p)·PE(p+k) depends on the offset k only"), extras=[typed_base])

@@ -31,6 +31,8 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 from PIL import Image as PILImage
 
+from ..i18n import font_family
+
 __all__ = [
     "single_thread",
     "one_thread",
@@ -46,6 +48,7 @@ __all__ = [
     "FigureHandle",
     "CachedFigure",
     "new_figure",
+    "use_package_fonts",
     "static_figure",
     "freeze_layout",
     "settle_layout",
@@ -176,9 +179,23 @@ def new_figure(width: float = FIGURE_WIDTH_IN, height: float = 3.6, *, layout: s
     ``layout=None`` for figures that place their axes with ``add_axes``. ``dpi`` defaults to
     :data:`DISPLAY_DPI` × :data:`RENDER_SCALE`.
     """
+    use_package_fonts()
     fig = CachedFigure(figsize=(width, height), dpi=dpi or DISPLAY_DPI * RENDER_SCALE, layout=layout)
     FigureCanvasAgg(fig)
     return fig
+
+
+def use_package_fonts() -> None:
+    """Draw text with :func:`pe_helpers.i18n.font_family`: DejaVu Sans, then the bundled CJK font per glyph.
+
+    Set in matplotlib's ``rcParams`` (tick labels are made at draw time and read it then), so Chinese
+    labels and the characters of 我喜欢你 render, without a missing-glyph warning, on any machine.
+    """
+    import matplotlib
+
+    family = font_family()
+    if matplotlib.rcParams["font.family"] != family:
+        matplotlib.rcParams["font.family"] = family
 
 
 def static_figure(nrows: int = 1, ncols: int = 1, *, height: float = 3.8, width: float = FIGURE_WIDTH_IN,

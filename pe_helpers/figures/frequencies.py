@@ -19,6 +19,7 @@ from .._validate import check_base, check_choice, check_dim, check_int
 from ..encodings import inverse_frequencies, sinusoidal, wavelengths
 from ..frequencies import CHANNELS, heatmap_values
 from ._base import DIVERGING, OKABE_ITO, FigureHandle, format_number, label, new_figure, one_thread, settle_layout
+from ..i18n import _
 
 __all__ = [
     "build_frequency_heatmap",
@@ -32,8 +33,8 @@ __all__ = [
 def _mark_frequency_sides(ax: Axes) -> None:
     """Label the left (fast) and right (slow) side of a pair axis, above the axes like the seed's figure."""
     style = dict(transform=ax.transAxes, va="bottom", color="#444444")
-    ax.text(0.0, 1.01, "\u2190 high frequency (\u03c9\u1d62 large)", ha="left", **style)
-    ax.text(1.0, 1.01, "low frequency (\u03c9\u1d62 small) \u2192", ha="right", **style)
+    ax.text(0.0, 1.01, _("← high frequency (ωᵢ large)"), ha="left", **style)
+    ax.text(1.0, 1.01, _("low frequency (ωᵢ small) →"), ha="right", **style)
 
 
 def _wavelength_panel(ax: "Axes", base: float) -> dict:
@@ -52,9 +53,14 @@ def _wavelength_panel(ax: "Axes", base: float) -> dict:
     ax.xaxis.set_major_locator(MaxNLocator(5, integer=True))
     ax.yaxis.tick_right()  # its label on the right, away from the heatmap's colour bar
     ax.yaxis.set_label_position("right")
-    label(ax, "wavelength \u03bb\u1d62 = 2\u03c0/\u03c9\u1d62", "dimension pair i", "positions (log scale)")
+    label(ax, _("wavelength λᵢ = 2π/ωᵢ"), _("dimension pair i"), _("positions (log scale)"))
     return {"wavelengths": line, "two_pi": low, "two_pi_base": high, "two_pi_text": low_text,
             "two_pi_base_text": high_text}
+
+
+def channel_label(channel: str) -> str:
+    """The name of a channel (a value of :data:`pe_helpers.frequencies.CHANNELS`) in the current language."""
+    return {"both": _("both")}.get(channel, channel)
 
 
 def build_frequency_heatmap(
@@ -75,14 +81,14 @@ def build_frequency_heatmap(
     ax_map, ax_wave = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.55, 1.0]})
     image = ax_map.imshow(torch.zeros(1, 1).numpy(), cmap=DIVERGING, vmin=-1.0, vmax=1.0, aspect="auto",
                           origin="upper", interpolation="nearest")
-    bar = fig.colorbar(image, ax=ax_map, label="PE value", fraction=0.06, pad=0.02, ticks=[-1, 0, 1])
+    bar = fig.colorbar(image, ax=ax_map, label=_("PE value"), fraction=0.06, pad=0.02, ticks=[-1, 0, 1])
     bar.ax.yaxis.set_minor_locator(NullLocator())
     _mark_frequency_sides(ax_map)
     for axis in (ax_map.xaxis, ax_map.yaxis):
         axis.set_major_locator(MaxNLocator(5, integer=True))
-    ax_map.set_xlabel("dimension pair i")
-    ax_map.set_ylabel("position pos")
-    map_title = ax_map.set_title("sin(pos\u00b7\u03c9\u1d62)", y=1.1)
+    ax_map.set_xlabel(_("dimension pair i"))
+    ax_map.set_ylabel(_("position pos"))
+    map_title = ax_map.set_title(_("sin(pos·ωᵢ), columns 2i"), y=1.1)
     art = {"heatmap": image, "map_title": map_title, **_wavelength_panel(ax_wave, base)}
 
     @one_thread
@@ -98,17 +104,19 @@ def build_frequency_heatmap(
         image.set_extent((-0.5, half - 0.5, seq_len - 0.5, -0.5))
         ax_map.set_xlim(-0.5, half - 0.5)
         ax_map.set_ylim(seq_len - 0.5, -0.5)
-        map_title.set_text({"sin": "sin(pos\u00b7\u03c9\u1d62), columns 2i", "cos": "cos(pos\u00b7\u03c9\u1d62), columns 2i+1",
-                            "both": "sin | cos side by side in each pair i"}[channel])
+        map_title.set_text({"sin": _("sin(pos·ωᵢ), columns 2i"), "cos": _("cos(pos·ωᵢ), columns 2i+1"),
+                            "both": _("sin | cos side by side in each pair i")}[channel])
         lam = wavelengths(d, base)
         art["wavelengths"].set_data(torch.arange(half).numpy(), lam.numpy())
         art["two_pi_base"].set_ydata([2 * math.pi * base] * 2)
         art["two_pi_base_text"].set_y(2 * math.pi * base * 0.8)
         art["two_pi_text"].set_y(2 * math.pi * 1.1)
         ax_wave.set_xlim(-0.5, max(half - 0.5, 0.5))
-        return (f"seq_len = {seq_len}, d = {d}, base = {format_number(base)}, channel = {channel}: {half} pairs, "
-                f"wavelengths {format_number(float(lam[0]))} \u2026 {format_number(float(lam[-1]))} positions "
-                f"(2\u03c0\u00b7base = {format_number(2 * math.pi * base)})")
+        return _("seq_len = {seq_len}, d = {d}, base = {base}, channel = {channel}: {half} pairs, "
+                 "wavelengths {shortest} … {longest} positions (2π·base = {two_pi_base})").format(
+            seq_len=seq_len, d=d, base=format_number(base), channel=channel_label(channel), half=half,
+            shortest=format_number(float(lam[0])), longest=format_number(float(lam[-1])),
+            two_pi_base=format_number(2 * math.pi * base))
 
     update(seq_len=512, d=256, base=1e6, channel="both")  # the widest tick labels, so the layout fits all values
     settle_layout(fig)
@@ -138,9 +146,9 @@ def draw_frequencies(ax_omega: Axes, ax_wave: Axes, *, dims: Sequence[int] = (16
                  transform=ax_wave.get_yaxis_transform())
     ax_wave.text(0.03, 2 * math.pi * base / 1.4, f"2\u03c0\u00b7base = {format_number(2 * math.pi * base)}",
                  color=OKABE_ITO[5], ha="left", va="top", transform=ax_wave.get_yaxis_transform())
-    label(ax_omega, f"\u03c9\u1d62 = base^(-2i/d), base = {format_number(base)}", "dimension pair i",
-          "\u03c9\u1d62 (rad per position, log)")
-    label(ax_wave, "wavelength \u03bb\u1d62 = 2\u03c0/\u03c9\u1d62", "dimension pair i", "positions (log scale)")
+    label(ax_omega, f"\u03c9\u1d62 = base^(-2i/d), base = {format_number(base)}", _("dimension pair i"),
+          _("ωᵢ (rad per position, log)"))
+    label(ax_wave, _("wavelength λᵢ = 2π/ωᵢ"), _("dimension pair i"), _("positions (log scale)"))
     ax_omega.legend(frameon=False)
 
 
@@ -161,19 +169,19 @@ def draw_dimension_traces(ax: Axes, *, pairs: Sequence[int] = (0, 2), seq_len: i
         color = OKABE_ITO[n % len(OKABE_ITO)]
         w = float(omega[i])
         ax.plot(fine.numpy(), torch.sin(fine * w).numpy(), color=color, linewidth=1.4,
-                label=f"dim {2 * i}: sin(pos\u00b7\u03c9_{i})")
+                label=_("dim {col}: sin(pos·ω_{i})").format(col=2 * i, i=i))
         ax.plot(fine.numpy(), torch.cos(fine * w).numpy(), color=color, linewidth=1.4, linestyle="--",
-                label=f"dim {2 * i + 1}: cos(pos\u00b7\u03c9_{i})")
+                label=_("dim {col}: cos(pos·ω_{i})").format(col=2 * i + 1, i=i))
         ax.plot(pos.numpy(), pe[:, 2 * i].numpy(), "o", color=color, markersize=3)
         ax.plot(pos.numpy(), pe[:, 2 * i + 1].numpy(), "s", color=color, markersize=3, markerfacecolor="none")
     w0 = float(omega[pairs[0]])
     ax.annotate("", xy=(math.pi / (2 * w0), 1.12), xytext=(0.0, 1.12),
                 arrowprops=dict(arrowstyle="<->", color="#333333", linewidth=1))
-    ax.text(math.pi / (4 * w0), 1.16, "phase \u03c0/2", ha="center", va="bottom")
+    ax.text(math.pi / (4 * w0), 1.16, _("phase π/2"), ha="center", va="bottom")
     ax.set_ylim(-1.15, 1.35)
     ax.set_xlim(-0.5, seq_len - 0.5)
-    label(ax, f"columns of PE (d = {d}, base = {format_number(base)}): cos = sin shifted by \u03c0/2",
-          "position pos", "PE value")
+    label(ax, _("columns of PE (d = {d}, base = {base}): cos = sin shifted by π/2").format(d=d, base=format_number(base)),
+          _("position pos"), _("PE value"))
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)  # beside the curves, never on them
 
 
@@ -183,12 +191,12 @@ def draw_layouts(ax_inter: Axes, ax_concat: Axes, *, seq_len: int = 48, d: int =
     for ax, layout in ((ax_inter, "interleaved"), (ax_concat, "concatenated")):
         table = sinusoidal(seq_len, d, base=base, layout=layout)
         image = ax.imshow(table.numpy(), cmap=DIVERGING, vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
-        ax.set_xlabel("column j")
-        ax.set_ylabel("position pos")
-    ax_inter.set_title("interleaved: sin(\u03c9\u2080), cos(\u03c9\u2080), sin(\u03c9\u2081), \u2026")
-    ax_concat.set_title("concatenated: [sin(\u03c9\u2080 \u2026) | cos(\u03c9\u2080 \u2026)]")
+        ax.set_xlabel(_("column j"))
+        ax.set_ylabel(_("position pos"))
+    ax_inter.set_title(_("interleaved: sin(ω₀), cos(ω₀), sin(ω₁), …"))
+    ax_concat.set_title(_("concatenated: [sin(ω₀ …) | cos(ω₀ …)]"))
     ax_concat.axvline(d / 2 - 0.5, color="black", linewidth=1)
-    ax_concat.figure.colorbar(image, ax=[ax_inter, ax_concat], label="PE value", fraction=0.04)
+    ax_concat.figure.colorbar(image, ax=[ax_inter, ax_concat], label=_("PE value"), fraction=0.04)
 
 
 def draw_float32_error(ax: Axes, positions: torch.Tensor, seed_error: torch.Tensor, helper_error: torch.Tensor,
@@ -197,10 +205,10 @@ def draw_float32_error(ax: Axes, positions: torch.Tensor, seed_error: torch.Tens
     (``pe_helpers.sinusoidal``), beside one float32 spacing of ``pos``. Errors below ``floor`` are drawn at ``floor``."""
     x = positions.to(torch.float64).numpy()
     ax.loglog(x, seed_error.clamp_min(floor).numpy(), "o-", color=OKABE_ITO[5], markersize=3,
-              label="seed recipe (float32 angles)")
+              label=_("seed recipe (float32 angles)"))
     ax.loglog(x, helper_error.clamp_min(floor).numpy(), "s-", color=OKABE_ITO[0], markersize=3,
-              label="pe_helpers.sinusoidal (float64 angles)")
-    ax.loglog(x, spacing.numpy(), "--", color="#555555", linewidth=1, label="float32 spacing (ulp) of pos")
-    label(ax, "largest |PE - exact| over the d columns, against position", "position pos (log)",
-          "absolute error (log)")
+              label=_("pe_helpers.sinusoidal (float64 angles)"))
+    ax.loglog(x, spacing.numpy(), "--", color="#555555", linewidth=1, label=_("float32 spacing (ulp) of pos"))
+    label(ax, _("largest |PE - exact| over the d columns, against position"), _("position pos (log)"),
+          _("absolute error (log)"))
     ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))

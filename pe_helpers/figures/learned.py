@@ -21,6 +21,7 @@ from matplotlib.patches import Rectangle
 from .._validate import check_choice, check_int
 from ..learned import row_cosine_similarity
 from ._base import DIVERGING, OKABE_ITO, FigureHandle, new_figure, settle_layout, single_thread, static_figure
+from ..i18n import _
 
 __all__ = ["build_position_row_figure", "plot_similarity_heatmaps", "plot_qkv_change"]
 
@@ -30,15 +31,29 @@ def _curve_panels(fig: Figure, dim: int, rows: int, trained: int) -> dict:
     ax_row, ax_map, ax_cos = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.0, 1.05, 1.0]})
     (row_line,) = ax_row.plot(range(dim), [0.0] * dim, "o-", ms=3, lw=1.2, color=OKABE_ITO[0])
     ax_row.axhline(0.0, color="#999999", lw=0.6)
-    ax_row.set(xlim=(-0.5, dim - 0.5), ylim=(-1.08, 1.08), title="row p_i, scaled by max|P|",
-               xlabel="component c of p_i", ylabel="p_i[c] / max|P|")
+    ax_row.set(xlim=(-0.5, dim - 0.5), ylim=(-1.08, 1.08), title=_("row p_i, scaled by max|P|"),
+               xlabel=_("component c of p_i"), ylabel=_("p_i[c] / max|P|"))
     ax_cos.axvspan(trained - 0.5, rows - 0.5, color="#dddddd", lw=0)
     ax_cos.axhline(0.0, color="#999999", lw=0.6)
     (cos_line,) = ax_cos.plot(range(rows), [0.0] * rows, "o-", ms=3, lw=1.2, color=OKABE_ITO[5])
     marker = ax_cos.axvline(0, color=OKABE_ITO[0], lw=1.5)
-    ax_cos.set(xlim=(-0.5, rows - 0.5), ylim=(-1.05, 1.05), title="cos(p_i, p_j) for every row j",
-               xlabel=f"row j (grey: rows ≥ {trained},\nnever trained)")
+    ax_cos.set(xlim=(-0.5, rows - 0.5), ylim=(-1.05, 1.05), title=_("cos(p_i, p_j) for every row j"),
+               xlabel=_("row j (grey: rows ≥ {0},\nnever trained)").format(trained))
     return {"axes": (ax_row, ax_map, ax_cos), "row": row_line, "cosines": cos_line, "marker": marker}
+
+
+def table_label(table: str) -> str:
+    """The name of a table (a value of :data:`pe_helpers.learned.TABLES`) in the current language."""
+    return {"after training": _("after training"), "before training": _("before training")}.get(table, table)
+
+
+def _row_title(table: str, i: int, trained: bool, scale: float, neighbours: list[str], trained_rows: int,
+               untrained: float) -> str:
+    kind = _("trained row") if trained else _("never-trained row")
+    return _("{table}: i = {i} ({kind}), max|P| = {scale:.3f}\ncos with neighbours {neighbours}; "
+             "mean |cos| with rows ≥ {rows}: {untrained:.2f}").format(
+        table=table_label(table), i=i, kind=kind, scale=scale, neighbours=", ".join(neighbours), rows=trained_rows,
+        untrained=untrained)
 
 
 def build_position_row_figure(
@@ -67,16 +82,15 @@ def build_position_row_figure(
     fig.colorbar(art["heatmap"], ax=ax_map, fraction=0.08, pad=0.03, ticks=[-1, 0, 1])
     art["outline"] = ax_map.add_patch(Rectangle((-0.5, position - 0.5), rows, 1.0, fill=False, lw=2, ec="black"))
     boundaries = [draw(trained_rows - 0.5, color="black", lw=1, ls="--") for draw in (ax_map.axhline, ax_map.axvline)]
-    ax_map.set(title="cos(p_i, p_j), all rows", xlabel=f"row j (dashed: rows ≥ {trained_rows}\nnever trained)",
-               ylabel="row i")
-    art["title"] = fig.suptitle("before training: i = 23 (never-trained row), max|P| = 0.000\n"
-                                "cos with neighbours +0.00, +0.00; mean |cos| with rows ≥ 16: 0.00")
+    ax_map.set(title=_("cos(p_i, p_j), all rows"), ylabel=_("row i"),
+               xlabel=_("row j (dashed: rows ≥ {rows}\nnever trained)").format(rows=trained_rows))
+    art["title"] = fig.suptitle(_row_title(names[-1], 23, False, 0.0, ["+0.00", "+0.00"], 16, 0.0))
 
     def update(*, position: int = position, table: str = table) -> str:
         table = check_choice("table", table, names)
         i = check_int("position", position, minimum=0)
         if i >= rows:
-            raise ValueError(f"position must be in 0..{rows - 1}, got {i}.")
+            raise ValueError(_("position must be in 0..{top}, got {value}.").format(top=rows - 1, value=i))
         with single_thread():
             sim = sims[table]
             art["heatmap"].set_data(sim.numpy())
@@ -87,9 +101,8 @@ def build_position_row_figure(
             neighbours = [f"{float(sim[i, j]):+.2f}" for j in (i - 1, i + 1) if 0 <= j < rows]
             others = [j for j in range(trained_rows, rows) if j != i]
             untrained = float(sim[i, others].abs().mean()) if others else float("nan")
-        kind = "trained row" if i < trained_rows and table == names[0] else "never-trained row"
-        text = (f"{table}: i = {i} ({kind}), max|P| = {scale[table]:.3f}\ncos with neighbours "
-                f"{', '.join(neighbours)}; mean |cos| with rows ≥ {trained_rows}: {untrained:.2f}")
+        text = _row_title(table, i, i < trained_rows and table == names[0], scale[table], neighbours, trained_rows,
+                          untrained)
         art["title"].set_text(text)
         return text.replace("\n", "; ")
 
@@ -115,10 +128,10 @@ def plot_similarity_heatmaps(
         rows = (trained_rows or {}).get(name)
         if rows is not None and rows < table.shape[0]:
             ax.axhline(rows - 0.5, color="black", lw=1, ls="--")
-            ax.axvline(rows - 0.5, color="black", lw=1, ls="--", label=f"rows ≥ {rows}: never trained")
+            ax.axvline(rows - 0.5, color="black", lw=1, ls="--", label=_("rows ≥ {rows}: never trained").format(rows=rows))
             ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
-        ax.set(title=name, xlabel="position j", ylabel="position i")
-    fig.colorbar(im, ax=list(axes[0]), shrink=0.9, label="cos(p_i, p_j)")
+        ax.set(title=table_label(name), xlabel=_("position j"), ylabel=_("position i"))
+    fig.colorbar(im, ax=list(axes[0]), shrink=0.9, label=_("cos(p_i, p_j)"))
     return fig
 
 
@@ -133,12 +146,12 @@ def plot_qkv_change(changes: Mapping[str, Mapping[str, float]]) -> Figure:
     for k, name in enumerate(names):
         values = [changes[name][m] for m in ("Q", "K", "V")]
         xs = [j + (k - (len(names) - 1) / 2) * width for j in range(3)]
-        shown = f"{name} (notebook 06)" if "rope" in name.lower() else name
+        shown = _("{name} (notebook 06)").format(name=name) if "rope" in name.lower() else name
         bars = ax.bar(xs, values, width=width, color=OKABE_ITO[k % len(OKABE_ITO)], label=shown)
         ax.bar_label(bars, fmt="%.2f")
     ax.set_xticks(range(3), ["Q", "K", "V"])
-    ax.set_ylabel("‖M(with position) − M(without)‖\n/ ‖M(without)‖")
-    ax.set_title("How much of Q, K, V changes when position is put in")
+    ax.set_ylabel(_("‖M(with position) − M(without)‖\n/ ‖M(without)‖"))
+    ax.set_title(_("How much of Q, K, V changes when position is put in"))
     ax.set_ylim(0, 1.2 * max(max(c.values()) for c in changes.values()))
     fig.legend(loc="outside right upper", frameon=False)
     return fig

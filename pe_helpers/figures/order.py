@@ -6,10 +6,10 @@ r"""Notebook 01, "Attention is blind to order", figures: a reordered sentence mo
   row per token. Rows and columns are labelled with the tokens, so one sees each cell move
   with its two tokens.
 * :func:`plot_sentence_pairs`: the outputs of sentences that are reorderings of each other
-  (wo xi huan ni / ni xi huan wo, dog bites man / man bites dog), side by side; the outputs are
+  (我 喜 欢 你 / 你 喜 欢 我, dog bites man / man bites dog), side by side; the outputs are
   computed by :func:`pe_helpers.order.sentence_outputs`.
 
-Figures use pinyin for Chinese tokens: the default font has no Chinese glyphs.
+Chinese tokens are drawn with the package's bundled CJK font (:func:`pe_helpers.i18n.font_family`).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from ..attention import SelfAttention
 from ..order import APP_SENTENCE, ORDERS, named_order, permutation_view, random_positions, token_vectors, tokens
 from ._base import (DIVERGING, FigureHandle, new_figure, settle_layout, single_thread, static_figure,
                     symmetric_limits)
+from ..i18n import _
 
 __all__ = ["build_permutation_figure", "plot_sentence_pairs"]
 
@@ -45,6 +46,27 @@ def _token_labels(ax: Axes, toks: Sequence[str], *, columns: bool) -> tuple[list
         cols = [ax.text(i, -0.04, s, transform=ax.get_xaxis_transform(), ha="center", va="top", rotation=90)
                 for i, s in enumerate(toks)]
     return rows, cols
+
+
+def order_label(order: str) -> str:
+    """The name of a named order (a value of :data:`pe_helpers.order.ORDERS`) in the current language."""
+    return {"original": _("original"), "swap 0 and 2": _("swap 0 and 2"), "reverse": _("reverse"),
+            "rotate by one": _("rotate by one"), "sort alphabetically": _("sort alphabetically"),
+            "random": _("random")}.get(order, order)
+
+
+def _which(order: str, seed: int) -> str:
+    return _("random (seed {seed})").format(seed=seed) if order == "random" else order_label(order)
+
+
+def _positions(positions: bool) -> str:
+    return _("with positions x + p_i") if positions else _("no positions")
+
+
+def _title(order: str, seed: int, perm: list, positions: bool, score: float, output: float) -> str:
+    return _("order: {which}, perm = {perm}, {positions}\nmax|S′ − ΠSΠᵀ| = {score:.4f},   "
+             "max|Attn(ΠX) − Π·Attn(X)| = {output:.4f}").format(
+        which=_which(order, seed), perm=perm, positions=_positions(positions), score=score, output=output)
 
 
 def _blank_ticks(*axes: Axes, columns: int = 2) -> None:
@@ -80,15 +102,15 @@ def _heatmaps(fig: Figure, n: int, dim: int, score_lim: tuple, out_lim: tuple) -
         "permuted_scores": axes[1].imshow(torch.zeros(n, n).numpy(), vmin=score_lim[0], vmax=score_lim[1], **style),
         "outputs": axes[2].imshow(torch.zeros(n, dim).numpy(), vmin=out_lim[0], vmax=out_lim[1], **style),
     }
-    fig.colorbar(images["permuted_scores"], ax=axes[1], label="score", fraction=0.08, pad=0.03)
-    fig.colorbar(images["outputs"], ax=axes[2], label="output value", fraction=0.08, pad=0.03)
-    axes[0].set_title("scores S = QKᵀ/√d\n(original order)")
-    axes[1].set_title("scores S′ of the\nreordered input ΠX")
-    axes[2].set_title("outputs Attention(ΠX)\n(one row per token)")
+    fig.colorbar(images["permuted_scores"], ax=axes[1], label=_("score"), fraction=0.08, pad=0.03)
+    fig.colorbar(images["outputs"], ax=axes[2], label=_("output value"), fraction=0.08, pad=0.03)
+    axes[0].set_title(_("scores S = QKᵀ/√d\n(original order)"))
+    axes[1].set_title(_("scores S′ of the\nreordered input ΠX"))
+    axes[2].set_title(_("outputs Attention(ΠX)\n(one row per token)"))
     for ax in axes[:2]:
-        ax.set_xlabel("key token")
-    axes[0].set_ylabel("query token")
-    axes[2].set_xlabel("output dimension")
+        ax.set_xlabel(_("key token"))
+    axes[0].set_ylabel(_("query token"))
+    axes[2].set_xlabel(_("output dimension"))
     return {"axes": axes, **images}
 
 
@@ -127,9 +149,8 @@ def build_permutation_figure(
     ax_s, ax_p, ax_o = art.pop("axes")
     _token_labels(ax_s, toks, columns=True)
     rows_p, cols_p = _token_labels(ax_p, toks, columns=True)
-    rows_o, _ = _token_labels(ax_o, toks, columns=False)
-    title = fig.suptitle("order: random (seed 20), perm = [5, 4, 3, 2, 1, 0], with positions x + p_i\n"
-                         "max|S′ − ΠSΠᵀ| = 0.0000,   max|Attn(ΠX) − Π·Attn(X)| = 0.0000", fontsize=12)
+    rows_o, _cols = _token_labels(ax_o, toks, columns=False)
+    title = fig.suptitle(_title("random", 20, [5, 4, 3, 2, 1, 0], True, 0.0, 0.0), fontsize=12)
 
     def update(*, order: str = order, seed: int = seed, positions: bool = positions) -> str:
         order = check_choice("order", order, ORDERS)
@@ -143,14 +164,11 @@ def build_permutation_figure(
         for labels in (rows_p, cols_p, rows_o):
             for text, tok in zip(labels, view.tokens):
                 text.set_text(tok)
-        which = f"random (seed {seed})" if order == "random" else order
-        pos = "with positions x + p_i" if positions else "no positions"
-        title.set_text(
-            f"order: {which}, perm = {view.perm.tolist()}, {pos}\n"
-            f"max|S′ − ΠSΠᵀ| = {view.score_error:.4f},   max|Attn(ΠX) − Π·Attn(X)| = {view.output_error:.4f}"
-        )
-        return (f"order = {which}: {' '.join(view.tokens)} | {pos} | "
-                f"max|S' - Π S Π^T| = {view.score_error:.4f}, max|Attn(ΠX) - Π Attn(X)| = {view.output_error:.4f}")
+        title.set_text(_title(order, seed, view.perm.tolist(), positions, view.score_error, view.output_error))
+        return _("order = {which}: {tokens} | {positions} | max|S' - Π S Π^T| = {score:.4f}, "
+                 "max|Attn(ΠX) - Π Attn(X)| = {output:.4f}").format(
+            which=_which(order, seed), tokens=" ".join(view.tokens), positions=_positions(positions),
+            score=view.score_error, output=view.output_error)
 
     settle_layout(fig)
     _blank_ticks(ax_s, ax_p, ax_o)
@@ -175,7 +193,7 @@ def plot_sentence_pairs(outputs: Sequence[tuple[str, torch.Tensor]]) -> Figure:
         ax.set_yticks(range(out.shape[0]), tokens(s))
         ax.set_xticks([])
         ax.set_title(f"“{s}”")
-        ax.set_xlabel(f"{out.shape[1]} output dims")
-    fig.colorbar(im, ax=list(axes), shrink=0.9, label="output value")
-    fig.suptitle("Each token keeps its output row when the sentence is reordered (no positions)")
+        ax.set_xlabel(_("{n} output dimensions").format(n=out.shape[1]))
+    fig.colorbar(im, ax=list(axes), shrink=0.9, label=_("output value"))
+    fig.suptitle(_("Each token keeps its output row when the sentence is reordered (no positions)"))
     return fig

@@ -18,6 +18,7 @@ from matplotlib.axes import Axes
 from .._validate import check_base, check_dim, check_int
 from ..rope import additive_scores, angles_in_dtype, demo_query_key, pair_vectors, rope_scores, score_range, shifted_scores
 from ._base import DIVERGING, OKABE_ITO, FigureHandle, label, new_figure, one_thread, settle_layout, symmetric_limits
+from ..i18n import _
 
 __all__ = ["build_rope_pair", "draw_score_matrices", "draw_angle_error"]
 
@@ -44,7 +45,7 @@ def _plane_panel(ax: Axes, reach: float) -> dict:
         art[f"text_{name}"] = ax.text(0, 0, name, color=color, ha="center", va="center", fontsize=14,
                                       fontweight="bold")
     ax.set(xlim=(-reach, reach), ylim=(-reach, reach), aspect="equal")
-    label(ax, "pair i of R(m+t)q and R(n+t)k", "dim 2i", "dim 2i+1")
+    label(ax, _("pair i of R(m+t)q and R(n+t)k"), _("dim 2i"), _("dim 2i+1"))
     art["readout"] = ax.figure.text(0.01, 0.01, "", ha="left", va="bottom")  # in the margin kept free below
     return art
 
@@ -52,15 +53,15 @@ def _plane_panel(ax: Axes, reach: float) -> dict:
 def _score_panel(ax: Axes, t: int, t_max: int, low: float, high: float) -> dict:
     """The whole score against the shift t: RoPE (flat) and additive (moves), with the current t marked."""
     pad = 0.08 * (high - low)
-    art = {"line_rope": ax.plot([], [], color=OKABE_ITO[0], linewidth=2, label="RoPE: (R(m+t)q)\u00b7(R(n+t)k)")[0],
+    art = {"line_rope": ax.plot([], [], color=OKABE_ITO[0], linewidth=2, label=_("RoPE: (R(m+t)q)·(R(n+t)k)"))[0],
            "line_additive": ax.plot([], [], color=OKABE_ITO[5], linewidth=1.4,
-                                    label="additive: (q+PE(m+t))\u00b7(k+PE(n+t))")[0],
+                                    label=_("additive: (q+PE(m+t))·(k+PE(n+t))"))[0],
            "marker": ax.axvline(t, color="#888888", linewidth=1),
            "dot_rope": ax.plot([], [], "o", color=OKABE_ITO[0], markersize=8)[0],
            "dot_additive": ax.plot([], [], "o", color=OKABE_ITO[5], markersize=8)[0]}
     ax.set(xlim=(-1, t_max + 1), ylim=(low - pad, high + 4 * pad))
     ax.legend(frameon=False, loc="upper left")
-    label(ax, "score while both positions shift by t", "shift t (query at m+t, key at n+t)", "q\u00b7k score")
+    label(ax, _("score while both positions shift by t"), _("shift t (query at m+t, key at n+t)"), _("q·k score"))
     return art
 
 
@@ -98,7 +99,8 @@ def build_rope_pair(*, m: int = 5, n: int = 2, t: int = 0, pair: int = 0, d: int
         m, n, t = (check_int(name, v, minimum=0) for name, v in (("m", m), ("n", n), ("t", t)))
         pair = check_int("pair", pair, minimum=0)
         if max(m, n) > max_pos or t > t_max:
-            raise ValueError(f"m, n must be <= {max_pos} and t <= {t_max} for this figure, got m={m}, n={n}, t={t}.")
+            raise ValueError(_("m, n must be <= {max_pos} and t <= {t_max} for this figure, got m={m}, n={n}, t={t}.")
+                             .format(max_pos=max_pos, t_max=t_max, m=m, n=n, t=t))
         pq, pk = pair_vectors(q, k, m + t, n + t, pair, base)
         rq, rk = pair_vectors(q, k, 0, 0, pair, base)
         for name, v, raw in (("q", pq, rq), ("k", pk, rk)):
@@ -118,8 +120,8 @@ def build_rope_pair(*, m: int = 5, n: int = 2, t: int = 0, pair: int = 0, d: int
         art["arc"].set_data((radius * torch.cos(theta)).numpy(), (radius * torch.sin(theta)).numpy())
         start = math.remainder(math.atan2(float(rq[1]), float(rq[0])) - math.atan2(float(rk[1]), float(rk[0])),
                                2 * math.pi)
-        art["readout"].set_text(f"pair {pair}: angle k\u2192q {sweep:+.3f} rad = {start:+.3f} \u2212 (n\u2212m)\u03c9_{pair} (mod 2\u03c0);   "
-                                f"pair score {float(pq @ pk):+.4f}")
+        art["readout"].set_text(_("pair {i}: angle k→q {sweep:+.3f} rad = {start:+.3f} − (n−m)ω_{i} (mod 2π);   "
+              "pair score {score:+.4f}").format(i=pair, sweep=sweep, start=start, score=float(pq @ pk)))
         rotary = shifted_scores(q, k, m, n, ts, base=base)
         adds = additive[m + ts, n + ts]
         art["line_rope"].set_data(ts.numpy(), rotary.numpy())
@@ -127,9 +129,10 @@ def build_rope_pair(*, m: int = 5, n: int = 2, t: int = 0, pair: int = 0, d: int
         art["marker"].set_xdata([t, t])
         art["dot_rope"].set_data([t], [float(rotary[t])])
         art["dot_additive"].set_data([t], [float(adds[t])])
-        return (f"m = {m}, n = {n}, t = {t}, pair i = {pair}: offset n - m = {n - m}; "
-                f"RoPE score = {float(rotary[t]):.4f} for every t; additive score = {float(adds[t]):.4f} "
-                f"(from {float(adds.min()):.2f} to {float(adds.max()):.2f} over t)")
+        return _("m = {m}, n = {n}, t = {t}, pair i = {i}: offset n - m = {offset}; RoPE score = {rope:.4f} for "
+                 "every t; additive score = {add:.4f} (from {low:.2f} to {high:.2f} over t)").format(
+            m=m, n=n, t=t, i=pair, offset=n - m, rope=float(rotary[t]), add=float(adds[t]), low=float(adds.min()),
+            high=float(adds.max()))
 
     update()
     settle_layout(fig)
@@ -150,11 +153,11 @@ def draw_score_matrices(ax_add: Axes, ax_rope: Axes, q: torch.Tensor, k: torch.T
     add = additive_scores(q, k, pos, pos, base=base)
     rot = rope_scores(q[None].expand(n, -1), k[None].expand(n, -1), pos, pos, base=base)
     lo, hi = symmetric_limits(torch.cat([add.flatten(), rot.flatten()]))
-    for ax, values, title in ((ax_add, add, "additive: (q+PE(m))\u00b7(k+PE(n))"),
-                              (ax_rope, rot, "RoPE: (R(m)q)\u00b7(R(n)k)")):
+    for ax, values, title in ((ax_add, add, _("additive: (q+PE(m))·(k+PE(n))")),
+                              (ax_rope, rot, _("RoPE: (R(m)q)·(R(n)k)"))):
         image = ax.imshow(values.numpy(), cmap=DIVERGING, vmin=lo, vmax=hi, interpolation="nearest")
-        label(ax, title, "key position n", "query position m")
-    ax_rope.figure.colorbar(image, ax=[ax_add, ax_rope], fraction=0.03, pad=0.02, label="score")
+        label(ax, title, _("key position n"), _("query position m"))
+    ax_rope.figure.colorbar(image, ax=[ax_add, ax_rope], fraction=0.03, pad=0.02, label=_("score"))
 
 
 def draw_angle_error(ax: Axes, positions: torch.Tensor, dim: int, *,
@@ -173,8 +176,8 @@ def draw_angle_error(ax: Axes, positions: torch.Tensor, dim: int, *,
         err = (angles_in_dtype(x, dim, base=base, dtype=dtype) - exact).abs().amax(dim=-1)
         ok = torch.isfinite(err)
         ax.loglog(x[ok].numpy(), err[ok].clamp_min(floor).numpy(), "o-", markersize=3, color=colors[c % len(colors)],
-                  label=f"angles in {names.get(dtype, str(dtype))}")
-    ax.axhline(math.pi, color="#555555", linestyle="--", linewidth=1, label="\u03c0 rad (direction lost)")
-    label(ax, "error of the RoPE angle m\u00b7\u03c9\u1d62, largest over pairs", "position m (log)",
-          "|error| in rad (log)")
+                  label=_("angles in {dtype}").format(dtype=names.get(dtype, str(dtype))))
+    ax.axhline(math.pi, color="#555555", linestyle="--", linewidth=1, label=_("π rad (direction lost)"))
+    label(ax, _("error of the RoPE angle m·ωᵢ, largest over pairs"), _("position m (log)"),
+          _("|error| in rad (log)"))
     ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the lines, never on them

@@ -23,6 +23,7 @@ from ..rotation import (first_rise, measured_dot_products, mirrored_dot_products
                         phasor_label_radii)
 from ._base import (DIVERGING, OKABE_ITO, FigureHandle, format_number, label, new_figure, one_thread, settle_layout,
                     static_figure)
+from ..i18n import _
 
 __all__ = ["build_phasor", "build_dot_product", "draw_shift_matrix", "plot_dot_products"]
 
@@ -41,7 +42,7 @@ def _circle_panel(ax: Axes) -> dict:
         art[f"text_{name}"] = ax.text(0, 0, "", color=color, ha="center", va="center", fontsize=13,
                                       fontweight="bold")
     ax.set(xlim=(-1.45, 1.45), ylim=(-1.45, 1.45), xticks=[-1, 0, 1], yticks=[-1, 0, 1], aspect="equal")
-    label(ax, "pair i on the unit circle", "cos(pos\u00b7\u03c9\u1d62), column 2i+1", "sin(pos\u00b7\u03c9\u1d62), column 2i")
+    label(ax, _("pair i on the unit circle"), _("cos(pos·ωᵢ), column 2i+1"), _("sin(pos·ωᵢ), column 2i"))
     return art
 
 
@@ -61,8 +62,8 @@ def build_phasor(*, pos: int = 3, k: int = 5, pair: int = 1, d: int = 16, base: 
     ax, ax_text = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.0, 1.25]})
     art = _circle_panel(ax)
     ax_text.set_axis_off()
-    ax_text.text(0.0, 1.0, "PE_i = (sin, cos) of pair i: columns (2i, 2i+1)\n"
-                 "R(k) block = [[cos k\u03c9\u1d62, sin k\u03c9\u1d62], [\u2212sin k\u03c9\u1d62, cos k\u03c9\u1d62]]",
+    ax_text.text(0.0, 1.0, _("PE_i = (sin, cos) of pair i: columns (2i, 2i+1)") + "\n" + _("R(k) block") +
+                 " = [[cos k\u03c9\u1d62, sin k\u03c9\u1d62], [\u2212sin k\u03c9\u1d62, cos k\u03c9\u1d62]]",
                  va="top", ha="left", transform=ax_text.transAxes)
     art["panel"] = ax_text.text(0.0, 0.42, "", va="center", ha="left", transform=ax_text.transAxes, fontsize=12,
                                 linespacing=1.5)
@@ -73,7 +74,7 @@ def build_phasor(*, pos: int = 3, k: int = 5, pair: int = 1, d: int = 16, base: 
         k = check_int("k", k)
         pair = check_int("pair", pair, minimum=0)
         if pair >= d // 2:
-            raise ValueError(f"pair must be in 0..{d // 2 - 1} for d = {d}, got {pair}.")
+            raise ValueError(_("pair must be in 0..{top} for d = {d}, got {value}.").format(top=d // 2 - 1, d=d, value=pair))
         omega = float(inverse_frequencies(d, base)[pair])
         between = phasor(torch.arange(min(pos, pos + k), max(pos, pos + k) + 1), pair, d, base)  # [sin, cos]
         a, b = phasor(pos, pair, d, base), phasor(pos + k, pair, d, base)
@@ -93,15 +94,15 @@ def build_phasor(*, pos: int = 3, k: int = 5, pair: int = 1, d: int = 16, base: 
         block = pair_block(k, pair, d, base)
         moved = block @ a
         art["panel"].set_text(
-            f"\u03c9_{pair} = {omega:.5f} rad per position\n"
-            f"angle k\u00b7\u03c9_{pair} = {k * omega:.4f} rad = {math.degrees(k * omega):.1f}\u00b0\n"
-            f"R(k) block, k = {k}:\n"
-            f"    [{float(block[0, 0]):7.4f} {float(block[0, 1]):7.4f}]\n"
+            _("ω_{i} = {omega:.5f} rad per position\nangle k·ω_{i} = {angle:.4f} rad = {degrees:.1f}°\n"
+              "R(k) block, k = {k}:").format(i=pair, omega=omega, angle=k * omega, degrees=math.degrees(k * omega), k=k)
+            + f"\n    [{float(block[0, 0]):7.4f} {float(block[0, 1]):7.4f}]\n"
             f"    [{float(block[1, 0]):7.4f} {float(block[1, 1]):7.4f}]\n"
             f"R(k)\u00b7PE_i(pos) = [{float(moved[0]):7.4f}, {float(moved[1]):7.4f}]\n"
             f"PE_i(pos+k)       = [{float(b[0]):7.4f}, {float(b[1]):7.4f}]"
         )
-        return f"pos = {pos}, k = {k}, pair i = {pair}: angle k\u00b7\u03c9_i = {k * omega:.4f} rad"
+        return _("pos = {pos}, k = {k}, pair i = {i}: angle k·ω_i = {angle:.4f} rad").format(
+            pos=pos, k=k, i=pair, angle=k * omega)
 
     update(pos=pos, k=-50, pair=0)  # the widest text, so the layout fits every value
     settle_layout(fig)
@@ -122,10 +123,10 @@ def build_dot_product(*, d: int = 64, base: float = 10000.0, p: int = 0, k_max: 
     fig = new_figure(height=4.2)
     ax = fig.subplots()
     art = {"zero": ax.axhline(0, color="#bbbbbb", linewidth=0.8), "zero_k": ax.axvline(0, color="#bbbbbb", lw=0.8),
-           "curve": ax.plot([], [], color=OKABE_ITO[0], linewidth=1.5, label="formula \u03a3\u1d62 cos(k\u03c9\u1d62)")[0],
-           "dots": ax.plot([], [], "o", color=OKABE_ITO[5], markersize=5, label="table: PE(p)\u00b7PE(p+k)")[0],
+           "curve": ax.plot([], [], color=OKABE_ITO[0], linewidth=1.5, label=_("formula Σᵢ cos(kωᵢ)"))[0],
+           "dots": ax.plot([], [], "o", color=OKABE_ITO[5], markersize=5, label=_("table: PE(p)·PE(p+k)"))[0],
            "mirror_dots": ax.plot([], [], "o", color=OKABE_ITO[5], markersize=5, markerfacecolor="white",
-                                  label="p+k < 0: table's PE(0)\u00b7PE(|k|)")[0],
+                                  label=_("p+k < 0: table's PE(0)·PE(|k|)"))[0],
            "rise": ax.plot([], [], "o", color=OKABE_ITO[2], markersize=12, markerfacecolor="none",
                            markeredgewidth=2)[0],
            "rise_text": ax.text(0, 0, "", color="#006e50", ha="left", va="top",
@@ -134,7 +135,7 @@ def build_dot_product(*, d: int = 64, base: float = 10000.0, p: int = 0, k_max: 
     ax.xaxis.set_major_locator(MaxNLocator(7, integer=True))
     ax.yaxis.set_major_locator(MaxNLocator(5))
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    label(ax, "PE(p)\u00b7PE(p+k) against the offset k: the same at +k and \u2212k", "offset k", "dot product")
+    label(ax, _("PE(p)·PE(p+k) against the offset k: the same at +k and −k"), _("offset k"), _("dot product"))
 
     @one_thread
     def update(*, d: int = d, base: float = base, p: int = p, k_max: int = k_max) -> str:
@@ -153,20 +154,21 @@ def build_dot_product(*, d: int = 64, base: float = 10000.0, p: int = 0, k_max: 
         if k_rise is None:
             art["rise"].set_data([], [])
             art["rise_text"].set_text("")
-            rise_msg = f"no rise up to k = {k_max}"
+            rise_msg = _("no rise up to k = {k_max}").format(k_max=k_max)
         else:
             y = float(pe_dot_product(k_rise, d, base))
             art["rise"].set_data([k_rise], [y])
             art["rise_text"].set_position((k_rise + 0.03 * k_max, y - 0.04 * d / 2))
-            art["rise_text"].set_text(f"rises after k = {k_rise}")
-            rise_msg = f"it rises from k = {k_rise} to {k_rise + 1} (not monotone)"
+            art["rise_text"].set_text(_("rises after k = {k}").format(k=k_rise))
+            rise_msg = _("it rises from k = {k} to {next} (not monotone)").format(k=k_rise, next=k_rise + 1)
         low, high = float(values.min()), d / 2
         pad = 0.12 * (high - low)
         ax.set_xlim(-k_max, k_max)
         ax.set_ylim(low - pad, high + 2 * pad)
-        art["note"].set_text(f"d = {d}, base = {format_number(base)}, p = {p}: value d/2 = {d // 2} at k = 0")
-        return (f"d = {d}, base = {base:g}, p = {p}: PE(p)\u00b7PE(p+k) = {d // 2} at k = 0, minimum {low:.3f}; "
-                f"{rise_msg}")
+        art["note"].set_text(_("d = {d}, base = {base}, p = {p}: value d/2 = {half} at k = 0").format(
+            d=d, base=format_number(base), p=p, half=d // 2))
+        return _("d = {d}, base = {base:g}, p = {p}: PE(p)·PE(p+k) = {half} at k = 0, minimum {low:.3f}; "
+                 "{rise}").format(d=d, base=base, p=p, half=d // 2, low=low, rise=rise_msg)
 
     update(d=256, base=1e6, p=0, k_max=1024)  # widest tick labels first, so every later value fits
     settle_layout(fig)
@@ -186,7 +188,7 @@ def draw_shift_matrix(ax: Axes, k: float, d: int, *, base: float = 10000.0, layo
     image = ax.imshow(r.numpy(), cmap=DIVERGING, vmin=-1, vmax=1, interpolation="nearest")
     ax.xaxis.set_major_locator(MaxNLocator(8, integer=True))
     ax.yaxis.set_major_locator(MaxNLocator(8, integer=True))
-    label(ax, f"R(k = {k:g}), {layout}, d = {d}", "column of PE(pos)", "row of PE(pos+k)")
+    label(ax, f"R(k = {k:g}), {layout}, d = {d}", _("column of PE(pos)"), _("row of PE(pos+k)"))
     ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
 
 
@@ -209,8 +211,8 @@ def plot_dot_products(configs: tuple[tuple[int, float], ...] = ((16, 10000.0), (
         ax.set_title(f"d = {d}, base = {format_number(base)}")
         ax.set_xlim(-k_max, k_max)
     for ax in axes[-1]:
-        ax.set_xlabel("offset k")
+        ax.set_xlabel(_("offset k"))
     for ax in axes[:, 0]:
-        ax.set_ylabel("dot / (d/2)")
-    fig.suptitle("PE(p)\u00b7PE(p+k) / (d/2) = mean of cos(k\u00b7\u03c9\u1d62): 1 at k = 0, symmetric in \u00b1k")
+        ax.set_ylabel(_("dot / (d/2)"))
+    fig.suptitle(_("PE(p)·PE(p+k) / (d/2) = mean of cos(k·ωᵢ): 1 at k = 0, symmetric in ±k"))
     return fig
