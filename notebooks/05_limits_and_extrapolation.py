@@ -25,9 +25,8 @@
 
 # %% slideshow={"slide_type": "-"}
 # %matplotlib inline
-# %xmode Minimal
-import matplotlib.pyplot as plt
 import torch
+from IPython import get_ipython
 from IPython.display import display
 
 from pe_helpers import PositionOutOfRangeError, SelfAttention, sinusoidal
@@ -35,9 +34,10 @@ from pe_helpers import extrapolation as lab
 from pe_helpers.apps import extrapolation_app
 from pe_helpers.apps.extrapolation import TrainNow, present_mode
 from pe_helpers.checks import check_copy_loss_mask, check_extrapolation_prediction, expect_error
-from pe_helpers.figures.extrapolation import accuracy_figure, plot_attention_map
+from pe_helpers.figures.extrapolation import accuracy_figure, attention_maps_figure
 
 _ = torch.manual_seed(0)
+get_ipython().InteractiveTB.set_mode(mode="Minimal")  # short tracebacks, set silently (%xmode prints a line)
 reference = lab.reference_results()   # 5 seeds × 9 schemes × 2 tasks, no training
 L = reference.train_len               # the training size: sizes 1..L, tested on 1..4L
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -126,8 +126,7 @@ print("share of the score (Frobenius norms), after the projections:",
 # smooth but, after the projections, not constant along the diagonals.
 
 # %% slideshow={"slide_type": "-"}
-fig_mix, _ = build_mixing(after, note="random W_Q, W_K (SelfAttention, seed 0), d = 32, after the projections")
-fig_mix
+build_mixing(after, note="random W_Q, W_K (SelfAttention, seed 0), d = 32, after the projections")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **Why RoPE rotates $q$ and $k$** (notebook 06). RoPE applies the position *after* the projections,
@@ -335,7 +334,7 @@ assert check_extrapolation_prediction(predicted_accuracy_at_2L)
 # These numbers were trained once (`python -m pe_helpers.cli --reference` regenerates them) and ship with the package.
 
 # %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
-SHOWN = ("none", "learned-extended", "sinusoidal", "rope", "rope-pi", "rope-ntk", "alibi", "randomized")
+SHOWN = ("none", "learned", "learned-extended", "sinusoidal", "rope", "rope-pi", "rope-ntk", "alibi", "randomized")
 fig = accuracy_figure(reference, encodings=SHOWN)
 display(fig)
 
@@ -440,19 +439,16 @@ if live is not None:  # None only in present mode before "train now"
 # ### See it: the copy head inside and past the training size
 #
 # The attention of the live RoPE model's *copy head* (the head whose weight falls most on the token to output),
-# at $n = L$ and $n = 4L$. The orange line is where a perfect look-back looks (3 places back); the grey lines
+# at $n = L$ and $n = 4L$. The hollow orange squares are where a perfect look-back looks (3 places back); the grey lines
 # mark position $2L + 1$, the first one no training sequence reached. The head stays on the line far past it.
 
 # %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 if live is not None:
     rope = live.model("rope", "lookback")
     head = lab.copy_head(rope)
-    fig, axes = plt.subplots(1, 2, figsize=(9, 4.4), layout="constrained")
-    for ax, n in zip(axes, (L, 4 * L)):
-        image = plot_attention_map(ax, lab.attention_map(rope, n, head), train_len=L, title=f"rope, look-back, n = {n}",
-                                   source=tuple(p.numpy() for p in lab.probe.source_positions("lookback", n)))
-    fig.colorbar(image, ax=axes, shrink=0.85, label="attention weight A[t, s]")
-    plt.show()
+    maps = [(f"rope, look-back, n = {n}", lab.attention_map(rope, n, head), lab.probe.source_positions("lookback", n))
+            for n in (L, 4 * L)]
+    display(attention_maps_figure(maps, train_len=L))
 
 
 # %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]

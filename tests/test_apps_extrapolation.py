@@ -3,15 +3,15 @@ the partial redraw paints exactly what a full redraw paints, and a slider move n
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
 import torch
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from pe_helpers import extrapolation as lab
 from pe_helpers.apps import APPS, extrapolation_app
 from pe_helpers.apps import extrapolation as extrapolation_module
-from pe_helpers.figures.extrapolation import PartialRedrawCanvas
 
 
 @pytest.fixture(scope="module")
@@ -32,9 +32,8 @@ def app(results):
 
 
 def _artists(app):
-    ax_map, ax_acc = app.figure.axes[0], app.figure.axes[1]  # axes[2] is the colour bar
-    image = ax_map.images[0]
-    return ax_map, ax_acc, image
+    image = app.artists["map"]
+    return image.axes, app.artists["cursor"].axes, image
 
 
 def test_app_is_listed_and_has_two_controls(app) -> None:
@@ -58,12 +57,17 @@ def test_length_slider_shows_that_lengths_map_and_marks(app, results, length: in
     np.testing.assert_allclose(image.get_array(), _map(results, "sinusoidal", length))
     assert image.get_extent() == [-0.5, 2 * length + 0.5, 2 * length + 0.5, -0.5]
     assert ax_map.get_xlim() == (-0.5, 2 * length + 0.5)
-    cursor_x = [line for line in ax_acc.lines if list(line.get_xdata()) == [length, length]]
-    assert cursor_x, "the cursor marks the current length"
-    dot = ax_acc.lines[-1]
+    assert list(app.artists["cursor"].get_xdata()) == [length, length], "the cursor marks the current length"
+    dot = app.artists["dot"]
     assert list(dot.get_ydata()) == [pytest.approx(results.accuracy_at("sinusoidal", length))]
     beyond = length > results.train_len
-    assert ax_map.lines[1].get_visible() == beyond  # the 2L + 1 grid line only when the map goes past it
+    assert app.artists["edge_h"].get_visible() == beyond  # the 2L + 1 grid line only when the map goes past it
+    assert app.artists["edge_v"].get_visible() == beyond
+    source = app.artists["source"]  # the reference cells, at every size, n = L included
+    queries, keys = lab.probe.source_positions("copy", length)
+    assert source.get_visible() and list(source.get_xdata()) == keys.tolist()
+    assert list(source.get_ydata()) == queries.tolist()
+    assert source.get_markerfacecolor() == "none", "hollow: the cells under the reference stay visible"
     assert f"n = {length}" in app.caption.value
     assert f"{results.accuracy_at('sinusoidal', length):.2f}" in app.caption.value
 
@@ -75,7 +79,7 @@ def test_encoding_dropdown_switches_model_and_highlight(app, results, encoding: 
     assert app.renders == renders + 1 and app.image.value != before
     ax_map, ax_acc, image = _artists(app)
     np.testing.assert_allclose(image.get_array(), _map(results, encoding, 4))
-    widths = {line.get_label(): line.get_linewidth() for line in ax_acc.lines if line.get_label() in lab.ENCODINGS}
+    widths = {e: app.artists[e].get_linewidth() for e in lab.ENCODINGS}
     assert widths[encoding] == max(widths.values()) and sorted(widths.values()).count(widths[encoding]) == 1
     assert encoding in app.caption.value
 
@@ -86,7 +90,10 @@ def test_learned_past_L_shows_the_error_instead_of_a_map(app, results) -> None:
     ax_map, ax_acc, image = _artists(app)
     assert np.isnan(np.asarray(image.get_array(), dtype=float)).all()
     assert any("PositionOutOfRangeError" in t.get_text() for t in ax_map.texts)
-    assert np.isnan(ax_acc.lines[-1].get_ydata()[0])
+    assert np.isnan(app.artists["dot"].get_ydata()[0])
+    assert not app.artists["source"].get_visible()
+    crosses = app.artists["cannot_run:learned"]  # where the learned table cannot run is marked
+    assert list(crosses.get_xdata()) == list(range(results.train_len + 1, results.test_len + 1))
     assert "no row for position 9" in app.caption.value
     app.controls["length"].value = 3  # back inside: the map and the accuracy return
     np.testing.assert_allclose(image.get_array(), _map(results, "learned", 3))
@@ -95,14 +102,17 @@ def test_learned_past_L_shows_the_error_instead_of_a_map(app, results) -> None:
 
 @pytest.mark.parametrize("encoding, length", [("sinusoidal", 2), ("rope", 16), ("learned", 12), ("none", 7)])
 def test_partial_redraw_paints_what_a_full_redraw_paints(app, encoding: str, length: int) -> None:
-    assert isinstance(app.figure.canvas, PartialRedrawCanvas)
+    fig = app.figure
+    assert fig._dynamic and app.artists["map"] in fig._dynamic, "the toolkit's partial redraw (set_dynamic)"
     app.controls["encoding"].value = encoding
     app.controls["length"].value = length
-    canvas = app.figure.canvas
+    canvas = fig.canvas
+    assert fig._background is not None, "the slider move restored the kept background"
     canvas.draw()
     partial = np.asarray(canvas.buffer_rgba()).copy()
-    FigureCanvasAgg.draw(canvas)  # everything, from scratch
-    full = np.asarray(canvas.buffer_rgba()).copy()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="rgba", dpi=fig.dpi)  # saving draws every artist, from scratch, in z-order
+    full = np.frombuffer(buffer.getvalue(), dtype=np.uint8).reshape(partial.shape)
     assert (partial != full).any(-1).sum() == 0
 
 
@@ -129,11 +139,11 @@ def test_task_toggle_shows_that_tasks_curves_and_map(app, results) -> None:
     app.controls["task"].value = "lookback"
     ax_map, ax_acc, image = _artists(app)
     np.testing.assert_allclose(image.get_array(), _map(results, "rope", 4, "lookback"))
-    line = next(l for l in ax_acc.lines if l.get_label() == "rope")
+    line = app.artists["rope"]
     want = [results.accuracy_at("rope", n, "lookback") for n in results.lengths]
     np.testing.assert_allclose(line.get_ydata(), want)
     assert ax_acc.get_title().startswith("look-back") and "lookback" in app.caption.value
-    stripe = ax_map.lines[0]  # the source line: query t looks at key t - 3 (BOS before the start)
+    stripe = app.artists["source"]  # the source cells: query t looks at key t - 3 (BOS before the start)
     assert list(stripe.get_xdata())[-1] == 8 - lab.LOOKBACK and list(stripe.get_ydata())[-1] == 8
 
 

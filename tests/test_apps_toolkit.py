@@ -16,6 +16,9 @@ from pe_helpers.apps import _base as app_base
 from pe_helpers.apps._base import parse_number
 from pe_helpers.apps._testing import factory_kwargs
 from pe_helpers.figures import _base as fb
+from pe_helpers.extrapolation import mixing, reference_results
+from pe_helpers.extrapolation.probe import source_positions
+from pe_helpers.figures.extrapolation import accuracy_figure, attention_maps_figure, build_mixing
 from pe_helpers.figures.frequencies import (build_frequency_heatmap, draw_dimension_traces, draw_float32_error,
                                             draw_frequencies, draw_layouts)
 from pe_helpers.figures.learned import plot_qkv_change, plot_similarity_heatmaps
@@ -26,7 +29,7 @@ from pe_helpers.order import EN_PAIR, ZH_PAIR, sentence_outputs
 from pe_helpers.rope import demo_query_key
 from pe_helpers.rotation import pe_dot_product
 
-MINE = [name for name in sorted(APPS) if APPS[name].__module__.split(".")[-1] != "extrapolation"]
+MINE = sorted(APPS)  # every app, notebook 05's (extrapolation_app, mixing_app) included
 
 
 def _png_size(png: bytes) -> tuple[int, int]:
@@ -59,7 +62,14 @@ def _static_figures() -> dict:
 
     q, k = demo_query_key(16)
     pos = torch.tensor([10.0, 100.0, 1000.0])
+    maps = [(f"n = {n}", torch.softmax(torch.randn(2 * n + 1, 2 * n + 1, generator=torch.Generator().manual_seed(n)), 1),
+             source_positions("lookback", n)) for n in (8, 32)]
+    x = torch.randn(16, 32, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    p = torch.randn(16, 32, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
     return {
+        "accuracy_figure": lambda: accuracy_figure(reference_results()).figure,
+        "attention_maps_figure": lambda: attention_maps_figure(maps, train_len=8).figure,
+        "build_mixing": lambda: build_mixing(mixing.mixing_terms(x, p), note="a note").figure,
         "plot_sentence_pairs": lambda: plot_sentence_pairs(sentence_outputs([*ZH_PAIR, *EN_PAIR])),
         "plot_qkv_change": lambda: plot_qkv_change({"additive": {"Q": 0.9, "K": 0.8, "V": 0.91},
                                                     "RoPE": {"Q": 0.7, "K": 0.7, "V": 0.0}}),

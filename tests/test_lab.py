@@ -501,7 +501,8 @@ def test_position_probe_recovers_position_from_a_trained_model() -> None:
 
 def test_latest_results_keeps_no_global_state(tiny: lab.LabResults) -> None:
     lab.run_lab(["none"], train_len=2, steps=3, warmup=1, d_model=8, n_heads=2, progress=False)
-    assert lab.latest_results() is None
+    assert not hasattr(lab, "latest_results") and not hasattr(lab.results, "latest_results"), \
+        "no process-global results: pass LabResults explicitly"
 
 
 def test_reference_file_matches_the_code_configuration() -> None:

@@ -132,19 +132,24 @@ def test_bad_input_names_the_argument(call, words: str) -> None:
 def test_mixing_figure_and_app() -> None:
     from pe_helpers.apps import APPS, mixing_app
     from pe_helpers.figures import build_mixing, render_png
+    from pe_helpers.figures._base import (DISPLAY_DPI, DISPLAY_WIDTH_PX, MIN_FONT_CSS_PX, RENDER_SCALE,
+                                          min_font_css_px)
 
     assert "mixing_app" in APPS
     x, p = _inputs()
-    fig, update = build_mixing(mixing_terms(x, p))
-    images = [ax.images[0] for ax in fig.axes if ax.images]
-    assert len(images) == 4
+    handle = build_mixing(mixing_terms(x, p))
+    fig, update = handle.figure, handle.update
+    images = [handle[name] for name in mixing.TERM_NAMES]
+    assert len(images) == 4 and all(list(im.axes.images) == [im] for im in images)
     low, high = images[0].get_clim()
     assert low == -high and all(im.get_clim() == (low, high) for im in images)  # one symmetric scale
-    texts = [t for ax in fig.axes if ax.images for t in (ax.title, ax.xaxis.label, *ax.get_xticklabels())]
-    assert all(t.get_fontsize() >= 12 for t in texts)  # legible: >= 12 pt at 10 in, 100 dpi
-    assert fig.get_figwidth() == 10.0 and fig.dpi == 100
+    values = torch.stack(mixing_terms(x, p).terms())
+    assert high == pytest.approx(float(values.abs().max()))  # the scale reaches the largest |term|
+    assert min_font_css_px(fig) >= MIN_FONT_CSS_PX  # legible: >= 14 CSS px at the displayed width
+    assert fig.display_width == DISPLAY_WIDTH_PX and fig.dpi == DISPLAY_DPI * RENDER_SCALE  # full width, 2x
     caption = update(mixing_terms(2 * x, p))
     assert "content·content" in caption and render_png(fig)
+    assert handle["content·content:title"].get_text().startswith("content·content")
     with pytest.raises(ValueError, match="12 × 12"):
         update(mixing_terms(x[:3], p[:3]))
     with pytest.raises(ValueError, match="content_scale"):

@@ -22,8 +22,10 @@ from collections.abc import Sequence
 import ipywidgets as widgets
 
 from ..extrapolation import TASKS, attention_map, copy_head, run_lab
+from ..extrapolation.probe import source_positions
 from ..extrapolation.results import LabResults
 from ..figures.extrapolation import build_extrapolation
+from ..figures._base import FigureHandle
 from ._base import App
 
 __all__ = ["extrapolation_app"]
@@ -42,7 +44,7 @@ def extrapolation_app(*, results: LabResults | None = None, task: str = "copy", 
                       length: int | None = None) -> App:
     """Slider over the size ``1 .. test_len``, a choice of task and of scheme.
 
-    Left: the chosen model's copy head on the example sequence of that size (the orange line is where
+    Left: the chosen model's copy head on the example sequence of that size (hollow orange squares are where
     a perfect copy looks; grey lines mark position ``2L + 1``, never seen in training). Right: accuracy
     against size for every scheme on that task, the chosen one thick, the current size marked.
     ``encoding`` defaults to ``"sinusoidal"`` if it was run, else the first; ``length`` to ``L``.
@@ -62,7 +64,8 @@ def extrapolation_app(*, results: LabResults | None = None, task: str = "copy", 
     length = results.train_len if length is None else length
     if isinstance(length, bool) or not isinstance(length, int) or not 1 <= length <= results.test_len:
         raise ValueError(f"length must be an integer in 1..{results.test_len}, got {length!r}.")
-    fig, draw = build_extrapolation(results, task=task)
+    handle = build_extrapolation(results, task=task)
+    draw = handle.update
     heads: dict[tuple[str, str], tuple[int, int]] = {}
 
     def update(task: str, encoding: str, length: int) -> str:
@@ -71,7 +74,8 @@ def extrapolation_app(*, results: LabResults | None = None, task: str = "copy", 
         if results.can_run(encoding, length, task):
             head = heads.setdefault((task, encoding), copy_head(trained))
             weights = attention_map(trained, length, head).numpy()
-        return draw(task, encoding, length, weights, head)
+        return draw(task=task, encoding=encoding, length=length, weights=weights,
+                    source_cells=source_positions(task, length), head=head)
 
     controls = {
         "task": widgets.ToggleButtons(options=list(results.tasks), value=task, description="task"),
@@ -79,7 +83,8 @@ def extrapolation_app(*, results: LabResults | None = None, task: str = "copy", 
         "length": widgets.IntSlider(value=length, min=1, max=results.test_len, step=1, description="size n",
                                     continuous_update=True),
     }
-    return App(controls, fig, update, title=f"Train short (n <= {results.train_len}), test long: the copy head")
+    return App(controls, FigureHandle(handle.figure, handle.artists, update),
+               title=f"Train short (n <= {results.train_len}), test long: the copy head")
 
 
 def present_mode() -> bool:
@@ -183,10 +188,10 @@ def mixing_app(*, weights: str = "random", stage: str = "after W_Q W_Kᵀ", cont
         return result, f"{who}, {where}, content × {content_scale:g}"
 
     first, note = terms(weights, stage, content_scale)
-    fig, redraw = build_mixing(first, note=note)
+    handle = build_mixing(first, note=note)
 
     def update(weights: str, stage: str, content_scale: float) -> str:
-        return redraw(*terms(weights, stage, content_scale))
+        return handle.update(*terms(weights, stage, content_scale))
 
     controls = {
         "weights": widgets.ToggleButtons(options=list(_MIXING_WEIGHTS), value=weights, description="weights"),
@@ -194,4 +199,5 @@ def mixing_app(*, weights: str = "random", stage: str = "after W_Q W_Kᵀ", cont
         "content_scale": widgets.FloatSlider(value=content_scale, min=0.0, max=3.0, step=0.1,
                                              description="content ×", continuous_update=True),
     }
-    return App(controls, fig, update, title="Additive mixing: the four terms of the attention score")
+    return App(controls, FigureHandle(handle.figure, handle.artists, update),
+               title="Additive mixing: the four terms of the attention score")

@@ -20,7 +20,7 @@ from torch import Tensor
 
 from ..encodings import sinusoidal
 from ..extrapolation.mixing import relative_part, toeplitz_deviation
-from ..extrapolation.results import LabResults, latest_results, reference_results
+from ..extrapolation.results import LabResults, reference_results
 from ..extrapolation.task import copy_loss_mask
 from ._base import (
     Case,
@@ -211,11 +211,10 @@ def check_extrapolation_prediction(fn: Callable[[], object], *, results: LabResu
     misconception it shows (``sinusoidal-extrapolates``, ``learned-number``, or ``far-off`` when a guess is
     more than :data:`PREDICTION_TOLERANCE` away). A prediction that cannot be read (not a dict, a missing
     encoding, not a number in [0, 1], an error) is ``[NOT YET]``. The measured numbers come from
-    ``results``, else the latest :func:`~pe_helpers.extrapolation.run_lab` in this kernel, else the
-    committed reference run.
+    ``results`` (a :class:`LabResults` passed explicitly), else the committed reference run.
     """
     limit = _time_limit(time_limit)
-    results = results or latest_results() or reference_results()
+    results = results or reference_results()
     n = 2 * results.train_len
     if not callable(fn):
         return failed(_EX_PREDICT, f"expected a function, got a {type(fn).__name__}.", "not-callable", quiet=quiet)

@@ -44,7 +44,6 @@ from .results import (
     REFERENCE_SEEDS,
     LabResults,
     config_hash,
-    latest_results,
     parse_encodings,
     parse_tasks,
     reference_config,
@@ -94,7 +93,7 @@ __all__ = [
     "accuracy", "accuracy_by_length", "alibi_bias", "alibi_slopes", "attention_map", "bos_id", "check_encoding",
     "check_task", "config_hash", "copy_batch", "copy_head", "copy_loss_mask", "copy_sequences", "derive",
     "eval_batch", "eval_samples", "extend_learned", "fit", "fixed_threads", "init_model", "interpolated_positions",
-    "latest_results", "lookback_batch", "ntk_base", "pad_id", "parse_encodings", "parse_tasks",
+    "lookback_batch", "ntk_base", "pad_id", "parse_encodings", "parse_tasks",
     "position_probe_r2", "random_positions", "reference_config", "reference_results", "run_lab", "run_reference",
     "separator_id", "task_batch", "task_positions", "train", "write_atomic",
 ]

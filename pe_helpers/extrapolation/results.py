@@ -50,7 +50,6 @@ __all__ = [
     "run_reference",
     "reference_results",
     "reference_config",
-    "latest_results",
     "parse_encodings",
     "parse_tasks",
     "config_hash",
@@ -439,11 +438,3 @@ def reference_results() -> LabResults:
     text = resources.files("pe_helpers").joinpath(REFERENCE_FILE).read_text(encoding="utf-8")
     return LabResults.from_dict(json.loads(text))
 
-
-def latest_results() -> None:
-    """Always ``None``: the lab keeps no process-global results any more (pass :class:`LabResults` explicitly).
-
-    Kept only so that callers written against the old API (``latest_results() or reference_results()``)
-    still import and fall back to the reference; it will be removed.
-    """
-    return None

@@ -7,26 +7,28 @@ Figures only draw: they never train or evaluate. Numbers come in a
 * :func:`plot_accuracy` draws token accuracy :math:`\text{acc}(n)` against size ``n`` for every scheme
   of one task: the mean over seeds as a line, the seeds' range as a band, and optionally one live
   seed as markers over it; the training sizes ``1 .. L`` are shaded;
-* :func:`plot_attention_map` draws a head's weights :math:`A_{t,s}` (query ``t``, key ``s``);
-* :func:`build_extrapolation` is the slider figure (both panels), built once and updated in place;
+* :func:`plot_attention_map` draws a head's weights :math:`A_{t,s}` (query ``t``, key ``s``), with hollow
+  squares on the cells a perfect model attends to; :func:`attention_maps_figure` puts several side by side;
+* :func:`build_extrapolation` is the slider figure (both panels), built once and updated in place
+  (a :class:`~pe_helpers.figures._base.FigureHandle`; partial redraws with the toolkit's ``set_dynamic``);
+* :func:`build_mixing` draws the four terms of the attention score (section 1);
 * :func:`save_figure_atomic` saves a figure to a temporary file, then renames it (no partial file).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.artist import Artist
 from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..extrapolation.model import ENCODINGS
-from ._base import OKABE_ITO, SEQUENTIAL, label, new_figure
+from ._base import (MIN_FONT_PT, OKABE_ITO, SEQUENTIAL, FigureHandle, label, new_figure, one_thread, settle_layout,
+                    static_figure)
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -34,13 +36,15 @@ if TYPE_CHECKING:
     from ..extrapolation.results import LabResults
 
 __all__ = ["ENCODING_COLORS", "TASK_TITLES", "plot_accuracy", "accuracy_figure", "plot_attention_map",
-           "build_extrapolation", "PartialRedrawCanvas", "save_figure_atomic"]
+           "attention_maps_figure", "build_extrapolation", "save_figure_atomic"]
 
-#: One Okabe-Ito colour per scheme (a derived scheme shares its base's colour with another line style).
+#: One colour per scheme, Okabe-Ito (a derived scheme shares its base's colour with another line style).
+#: "none" is neutral grey; "learned" (orange, square markers) and "learned-extended" (black, dashed) differ in
+#: hue and lightness, so the learned line stays visible where the two coincide (sizes 1..L).
 ENCODING_COLORS = {
-    "none": OKABE_ITO[7],
+    "none": "#999999",
     "learned": OKABE_ITO[1],
-    "learned-extended": OKABE_ITO[5],
+    "learned-extended": OKABE_ITO[7],
     "sinusoidal": OKABE_ITO[0],
     "rope": OKABE_ITO[2],
     "rope-pi": OKABE_ITO[2],
@@ -51,6 +55,8 @@ ENCODING_COLORS = {
 _MARKERS = {"none": "o", "learned": "s", "learned-extended": "D", "sinusoidal": "^", "rope": "v", "rope-pi": "<",
             "rope-ntk": ">", "alibi": "P", "randomized": "X"}
 _STYLES = {"learned-extended": "--", "rope-pi": "--", "rope-ntk": ":"}
+#: The reference (source) cells on an attention map: hollow squares, so the cell colour stays visible inside.
+_SOURCE_COLOR = OKABE_ITO[5]
 #: What each task's panel says.
 TASK_TITLES = {"copy": "copy: the offset grows with n", "lookback": "look-back: a fixed offset of 3"}
 assert set(ENCODING_COLORS) == set(ENCODINGS)
@@ -74,129 +80,164 @@ def _band(results: "LabResults", encoding: str, task: str) -> tuple[np.ndarray, 
 
 def plot_accuracy(ax: Axes, results: "LabResults", *, task: str = "copy", encodings: Sequence[str] | None = None,
                   live: "LabResults | None" = None, legend: bool = True) -> dict[str, object]:
-    """Draw accuracy against size for ``task`` on ``ax``; return ``{encoding: Line2D}`` (the mean lines).
+    """Draw accuracy against size for ``task`` on ``ax``; return its artists by name.
 
-    With several seeds the band is the range over seeds (lowest to highest). ``live`` (results of a
-    one-seed run with the same settings) is drawn as markers over the band. The shaded area is the
-    training sizes ``1 .. L``; the dotted line is chance, ``1 / vocab_size``. A learned table's line
-    stops at ``L``: past it the model raises :class:`~pe_helpers.encodings.PositionOutOfRangeError`.
+    Names: each encoding (its mean line), ``"train_edge"`` and ``"train_label"`` (the line and text at
+    ``L``), ``"chance"`` (the dotted line at ``1 / vocab_size``, labelled in the legend) and, when a scheme
+    cannot run past ``L`` (a learned table), ``"cannot_run:<encoding>"``: crosses along the bottom at the
+    sizes where it raises :class:`~pe_helpers.encodings.PositionOutOfRangeError`. With several seeds the
+    band is the range over seeds; ``live`` (a one-seed run, same settings) is drawn as markers over it.
     """
     encodings = tuple(encodings or results.encodings)
     lengths = np.arange(1, results.test_len + 1)
     L = results.train_len
+    art: dict[str, object] = {}
     ax.axvspan(0.5, L + 0.5, color="0.92", zorder=0)
-    ax.axvline(L + 0.5, color="0.35", linestyle="--", linewidth=1)
-    ax.text(L + 0.5, 1.03, f" L = {L}", color="0.25", va="bottom", ha="left")
-    ax.axhline(results.chance, color="0.5", linestyle=":", linewidth=1)
-    lines = {}
+    art["train_edge"] = ax.axvline(L + 0.5, color="0.35", linestyle="--", linewidth=1)
+    art["train_label"] = ax.text(L + 0.5, 0.985, f" ← trained sizes n ≤ L = {L}", color="0.2", ha="left", va="top",
+                                 transform=ax.get_xaxis_transform())
+    art["chance"] = ax.axhline(results.chance, color="0.3", linestyle=":", linewidth=1.2,
+                               label=f"chance, 1/{round(1 / results.chance)}")
     for e in encodings:
         color = ENCODING_COLORS[e]
         if len(results.seeds) > 1:
             lo, hi = _band(results, e, task)
             ax.fill_between(lengths, lo, hi, color=color, alpha=0.18, linewidth=0)
-        (lines[e],) = ax.plot(lengths, _curve(results, e, task), color=color, linestyle=_STYLES.get(e, "-"),
-                              linewidth=1.8, label=e)
+        curve = _curve(results, e, task)
+        learned = e == "learned"
+        (art[e],) = ax.plot(lengths, curve, color=color, linestyle=_STYLES.get(e, "-"), label=e,
+                            linewidth=3.0 if learned else 1.8, zorder=2 if learned else 3,
+                            marker=_MARKERS[e] if learned else None, markersize=5)
+        missing = lengths[np.isnan(curve)]
+        if len(missing):
+            (art[f"cannot_run:{e}"],) = ax.plot(missing, np.full(len(missing), 0.03), linestyle="none", marker="x",
+                                                color=color, markersize=6, markeredgewidth=1.5,
+                                                label=f"{e}: cannot run (no table row)")
         if live is not None and task in live.tasks and e in live.encodings:
             ax.plot(lengths[: live.test_len], _curve(live, e, task), linestyle="none", marker=_MARKERS[e],
-                    markersize=4.5, color=color, markeredgecolor="white", markeredgewidth=0.5)
+                    markersize=5, color=color, markeredgecolor="white", markeredgewidth=0.5)
     ax.set_xlim(0.5, results.test_len + 0.5)
-    ax.set_ylim(0.0, 1.08)
-    what = f"mean of {len(results.seeds)} seeds, band = their range" if len(results.seeds) > 1 else "one seed"
+    ax.set_ylim(0.0, 1.12)
+    what = f"mean of {len(results.seeds)} seeds, band = range" if len(results.seeds) > 1 else "one seed"
     label(ax, TASK_TITLES.get(task, task), "size n (input = 2n + 1 positions)", f"token accuracy ({what})")
     if legend:
-        ax.legend(loc="lower left", ncols=2, frameon=True, framealpha=0.9)
-    return lines
+        ax.legend(loc="lower left", ncols=2, frameon=True, framealpha=0.9, fontsize=MIN_FONT_PT)
+    return art
+
+
+def _legend_outside(fig: Figure, ax: Axes, where: str, ncols: int) -> object:
+    """One legend for ``ax``'s labelled artists, outside the axes (``where``: ``"upper"`` or ``"lower"``), so it
+    never covers a curve."""
+    handles, labels = ax.get_legend_handles_labels()
+    return fig.legend(handles, labels, loc=f"outside {where} center", ncols=ncols, frameon=False,
+                      fontsize=MIN_FONT_PT, columnspacing=1.2, handlelength=2.4)
 
 
 def accuracy_figure(results: "LabResults", *, live: "LabResults | None" = None,
-                    tasks: Sequence[str] | None = None, encodings: Sequence[str] | None = None) -> Figure:
-    """A stand-alone Figure (not pyplot): one :func:`plot_accuracy` panel per task, side by side."""
+                    tasks: Sequence[str] | None = None, encodings: Sequence[str] | None = None) -> FigureHandle:
+    """One :func:`plot_accuracy` panel per task, stacked, the output's full width; artists named ``"<task>:<name>"``."""
     tasks = tuple(tasks or results.tasks)
-    fig = new_figure(6.0 * len(tasks), 4.6)
-    axes = np.atleast_1d(fig.subplots(1, len(tasks), sharey=True))
-    for k, (ax, task) in enumerate(zip(axes, tasks)):
-        plot_accuracy(ax, results, task=task, encodings=encodings, live=live, legend=k == 0)
-    return fig
+    fig, axes = static_figure(len(tasks), 1, height=4.6 * len(tasks), sharex=True)
+    axes = np.atleast_1d(axes)
+    art: dict[str, object] = {}
+    for ax, task in zip(axes, tasks):
+        for name, artist in plot_accuracy(ax, results, task=task, encodings=encodings, live=live,
+                                          legend=False).items():
+            art[f"{task}:{name}"] = artist
+    art["legend"] = _legend_outside(fig, axes[0], "upper", 4)
+    return FigureHandle(fig, art)
+
+
+def _draw_source(ax: Axes, queries: object, keys: object, size: int):
+    """Hollow squares on the reference cells ``(query, key)``: thin outlines, the cells' colours show inside."""
+    (marks,) = ax.plot(np.asarray(keys), np.asarray(queries), linestyle="none", marker="s", markerfacecolor="none",
+                       markeredgecolor=_SOURCE_COLOR, markeredgewidth=1.0, label="where a perfect model looks")
+    _fit_source(ax, marks, size)
+    return marks
+
+
+def _fit_source(ax: Axes, marks: object, size: int) -> None:
+    """Size the hollow squares to one cell of a ``size × size`` map (axes width in points / cells)."""
+    fig = ax.figure
+    width_pt = ax.get_position().width * fig.get_figwidth() * 72
+    marks.set_markersize(max(2.0, 0.9 * width_pt / size))
 
 
 def plot_attention_map(ax: Axes, weights: "Tensor", *, train_len: int, title: str = "",
-                       source: tuple[np.ndarray, np.ndarray] | None = None):
-    """Draw attention weights ``[T, T]`` (rows: queries ``t``, columns: keys ``s``); return the AxesImage.
+                       source: tuple[object, object] | None = None) -> dict[str, object]:
+    """Draw attention weights ``[T, T]`` (rows: queries ``t``, columns: keys ``s``); return the artists by name.
 
-    ``source = (queries, keys)`` draws where a perfect copy looks as a translucent orange line;
-    the grey lines mark position ``2L + 1``, the first position no training sequence reached.
+    ``"image"``; ``"source"`` (given ``source = (queries, keys)``, from
+    :func:`pe_helpers.extrapolation.probe.source_positions`): hollow squares on the cells a perfect model
+    attends to; ``"edge_h"``/``"edge_v"``: grey lines at position ``2L + 1``, the first position no training
+    sequence reached (only where the map goes past it).
     """
     w = np.asarray(weights, dtype=float)
     size = w.shape[0]
-    image = ax.imshow(w, cmap=SEQUENTIAL, vmin=0.0, vmax=1.0, interpolation="nearest")
+    art: dict[str, object] = {"image": ax.imshow(w, cmap=SEQUENTIAL, vmin=0.0, vmax=1.0, interpolation="nearest")}
     if source is not None:
-        ax.plot(source[1], source[0], color=OKABE_ITO[5], linewidth=2.5, alpha=0.45, label="source")
+        art["source"] = _draw_source(ax, *source, size)
     edge = 2 * train_len + 0.5
     if size - 0.5 > edge:
-        ax.axhline(edge, color="0.7", linewidth=0.8)
-        ax.axvline(edge, color="0.7", linewidth=0.8)
+        art["edge_h"] = ax.axhline(edge, color="0.7", linewidth=0.8)
+        art["edge_v"] = ax.axvline(edge, color="0.7", linewidth=0.8)
     ax.set_xlim(-0.5, size - 0.5)
     ax.set_ylim(size - 0.5, -0.5)
     label(ax, title, "key position s", "query position t")
-    return image
+    return art
 
 
-class PartialRedrawCanvas(FigureCanvasAgg):
-    """An Agg canvas that repaints only the artists a slider changes (classic blitting, for PNG output).
+def attention_maps_figure(maps: Sequence[tuple[str, "Tensor", tuple[object, object] | None]], *,
+                          train_len: int) -> FigureHandle:
+    """Attention maps side by side, one colour bar: ``maps = [(title, weights, (queries, keys) or None), ...]``.
 
-    The first ``draw()`` paints the figure with the ``dynamic`` artists hidden and keeps that
-    background; every later ``draw()`` pastes the background back and paints only the dynamic
-    artists on it. ``savefig`` still draws everything. Call :meth:`invalidate` after changing a static artist.
+    The weights and source cells come from the notebook (:func:`pe_helpers.extrapolation.attention_map`,
+    :func:`~pe_helpers.extrapolation.probe.source_positions`); this only draws. Artists ``"<k>:<name>"``
+    for map ``k`` (see :func:`plot_attention_map`), and ``"colorbar"``.
     """
-
-    def __init__(self, figure: Figure, dynamic: list[Artist]) -> None:
-        super().__init__(figure)
-        self.dynamic = list(dynamic)
-        self._background = None
-        self._size: tuple | None = None
-
-    def invalidate(self) -> None:
-        self._background = None
-
-    def draw(self) -> None:
-        size = (self.figure.bbox.width, self.figure.bbox.height, self.figure.dpi)
-        if self._background is None or size != self._size:
-            shown = [a for a in self.dynamic if a.get_visible()]
-            for a in shown:
-                a.set_visible(False)
-            try:
-                super().draw()
-            finally:
-                for a in shown:
-                    a.set_visible(True)
-            self._background, self._size = self.copy_from_bbox(self.figure.bbox), size
-        else:
-            self.restore_region(self._background)
-        renderer = self.get_renderer()
-        for a in self.dynamic:
-            if a.get_visible():
-                a.draw(renderer)
+    fig, axes = static_figure(1, len(maps), height=5.0)
+    axes = np.atleast_1d(axes)
+    fig.canvas.draw()  # place the axes, so the source squares can be sized to one cell
+    art: dict[str, object] = {}
+    for k, (ax, (title, weights, source)) in enumerate(zip(axes, maps)):
+        for name, artist in plot_attention_map(ax, weights, train_len=train_len, title=title, source=source).items():
+            art[f"{k}:{name}"] = artist
+    art["colorbar"] = fig.colorbar(art["0:image"], ax=list(axes), shrink=0.85, label="attention weight A[t, s]")
+    fig.canvas.draw()
+    for k, ax in enumerate(axes):
+        if f"{k}:source" in art:
+            _fit_source(ax, art[f"{k}:source"], np.asarray(maps[k][1]).shape[0])
+    return FigureHandle(fig, art)
 
 
-def build_extrapolation(results: "LabResults", *, task: str = "copy") -> tuple[Figure, Callable[..., str]]:
+def _draw_order(ax: Axes, artists: Sequence[object]) -> list[object]:
+    """``artists`` in the order a full draw of ``ax`` paints them (by zorder, then as ``ax`` holds them), so a
+    partial redraw stacks them as a full redraw does."""
+    children = {id(a): k for k, a in enumerate(ax.get_children())}
+    return sorted(artists, key=lambda a: (a.get_zorder(), children.get(id(a), len(children))))
+
+
+def build_extrapolation(results: "LabResults", *, task: str = "copy") -> FigureHandle:
     """The slider figure: a head's attention map at size ``n`` (left) and accuracy by size (right).
 
-    Returns ``(fig, update)``; ``update(task, encoding, length, weights, head)`` draws the given
-    ``weights`` (``[2n+1, 2n+1]``, or ``None`` where the model cannot run), shows ``task``'s curves
-    and moves the markers; it computes nothing. ``head = (layer, head)`` is only written in the title.
+    ``update(task, encoding, length, weights, source, head=None)`` draws the given ``weights``
+    (``[2n+1, 2n+1]``, or ``None`` where the model cannot run) with hollow squares on the ``source``
+    cells ``(queries, keys)``, shows ``task``'s curves and moves the markers; it computes nothing.
+    ``head = (layer, head)`` is only written in the title. Artists: ``"map"``, ``"source"``, ``"edge_h"``,
+    ``"edge_v"``, ``"notice"``, ``"map_title"``, ``"cursor"``, ``"dot"``, ``"accuracy"`` (its title), and
+    each encoding's line by its name.
     """
-    from ..extrapolation.probe import source_positions
-
     L, test_len = results.train_len, results.test_len
-    fig = new_figure(9.0, 4.2)
+    fig = new_figure(height=5.0)
     ax_map, ax_acc = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.0, 1.35]})
     image = ax_map.imshow(np.zeros((2, 2)), cmap=SEQUENTIAL, vmin=0.0, vmax=1.0, interpolation="nearest")
     fig.colorbar(image, ax=ax_map, shrink=0.8, label="weight A[t, s]")
-    (stripe,) = ax_map.plot([], [], color=OKABE_ITO[5], linewidth=2.5, alpha=0.45)
+    (source,) = ax_map.plot([], [], linestyle="none", marker="s", markerfacecolor="none",
+                            markeredgecolor=_SOURCE_COLOR, markeredgewidth=1.0)
     edge = 2 * L + 0.5
     hline = ax_map.axhline(edge, color="0.7", linewidth=0.8)
     vline = ax_map.axvline(edge, color="0.7", linewidth=0.8)
-    notice = ax_map.text(0.5, 0.5, "", transform=ax_map.transAxes, ha="center", va="center", color="0.15", wrap=True)
+    notice = ax_map.text(0.5, 0.5, "", transform=ax_map.transAxes, ha="center", va="center", color="0.15")
     # No tick labels on the map: its size changes with n, and re-laying out tick text on every move
     # is what would make the slider slow. The grey lines mark position 2L + 1 instead.
     ax_map.set_xticks([])
@@ -205,38 +246,43 @@ def build_extrapolation(results: "LabResults", *, task: str = "copy") -> tuple[F
     ax_map.set_ylabel("query position t")
     ax_map.set_title(" \n ")
     map_title = ax_map.text(0.5, 1.02, "", transform=ax_map.transAxes, ha="center", va="bottom")
-    lines = plot_accuracy(ax_acc, results, task=task, legend=True)
+    acc = plot_accuracy(ax_acc, results, task=task, legend=False)
+    legend = _legend_outside(fig, ax_acc, "lower", 5)
+    lines = {e: acc[e] for e in results.encodings}
     cursor = ax_acc.axvline(1, color=OKABE_ITO[3], linewidth=1.5)
     (dot,) = ax_acc.plot([np.nan], [np.nan], "o", color=OKABE_ITO[3], markersize=7, zorder=5)
-    marks = [t for t in ax_acc.texts if t.get_text().startswith(" L =")]
-    PartialRedrawCanvas(fig, [image, stripe, hline, vline, *ax_map.spines.values(), notice, map_title,
-                              *lines.values(), cursor, *ax_acc.spines.values(), *marks, dot, ax_acc.get_legend()])
-    state: dict[str, object] = {}
+    settle_layout(fig)
+    cannot_run = [a for name, a in acc.items() if name.startswith("cannot_run:")]
+    fig.set_dynamic(*_draw_order(ax_map, [image, source, hline, vline, *ax_map.spines.values(), notice, map_title]),
+                    *_draw_order(ax_acc, [*lines.values(), *cannot_run, acc["train_label"], cursor,
+                                          *ax_acc.spines.values(), dot]))
+    art = {"map": image, "source": source, "edge_h": hline, "edge_v": vline, "notice": notice,
+           "map_title": map_title, "cursor": cursor, "dot": dot, "accuracy": ax_acc.title, "legend": legend, **acc}
+    state: dict[str, object] = {"task": task}
 
-    state["task"] = task
-
-    def update(task: str, encoding: str, length: int, weights: "Tensor | None",
+    @one_thread
+    def update(task: str, encoding: str, length: int, weights: "Tensor | None", source_cells: tuple | None = None,
                head: tuple[int, int] | None = None) -> str:
         n = int(length)
         if task not in results.tasks:
             raise ValueError(f"task must be one of {', '.join(results.tasks)}, got {task!r}.")
-        if state.get("task") != task:
-            for e, line in lines.items():
-                line.set_ydata(_curve(results, e, task))
-            ax_acc.set_title(TASK_TITLES.get(task, task))
-            fig.canvas.invalidate()  # the title is painted with the background
-            state["task"] = task
         if not 1 <= n <= test_len:
             raise ValueError(f"length must be in 1..{test_len}, got {length!r}.")
         if encoding not in lines:
             raise ValueError(f"encoding must be one of {', '.join(lines)}, got {encoding!r}.")
+        if state.get("task") != task:
+            for e, line in lines.items():
+                line.set_ydata(_curve(results, e, task))
+            ax_acc.set_title(TASK_TITLES.get(task, task))
+            fig.invalidate_background()  # the title is painted with the background
+            state["task"] = task
         if state.get("encoding") != encoding:
             for e, line in lines.items():
                 line.set_linewidth(3.0 if e == encoding else 1.0)
                 line.set_alpha(1.0 if e == encoding else 0.35)
             state["encoding"] = encoding
         size = 2 * n + 1
-        acc = results.accuracy_at(encoding, n, task)
+        accuracy = results.accuracy_at(encoding, n, task)
         runs = weights is not None
         if runs:
             image.set_data(np.asarray(weights, dtype=float))
@@ -246,28 +292,33 @@ def build_extrapolation(results: "LabResults", *, task: str = "copy") -> tuple[F
         else:
             image.set_data(np.full((size, size), np.nan))
             map_title.set_text(f"{encoding}, n = {n}\ncannot run")
-            notice.set_text(f"no table row for position {2 * L + 1}:\nPositionOutOfRangeError")
+            notice.set_text(f"no table row for\nposition {2 * L + 1}:\nPositionOutOfRangeError")
         image.set_extent((-0.5, size - 0.5, size - 0.5, -0.5))
         ax_map.set_xlim(-0.5, size - 0.5)
         ax_map.set_ylim(size - 0.5, -0.5)
-        queries, keys = source_positions(task, n)
-        stripe.set_data(keys.numpy(), queries.numpy())
-        stripe.set_visible(runs)
+        if source_cells is None:
+            source.set_data([], [])
+        else:
+            source.set_data(np.asarray(source_cells[1]), np.asarray(source_cells[0]))
+            _fit_source(ax_map, source, size)
+        source.set_visible(runs and source_cells is not None)
         beyond = size - 0.5 > edge
         hline.set_visible(beyond)
         vline.set_visible(beyond)
         cursor.set_xdata([n, n])
-        dot.set_data([n], [acc if acc is not None else np.nan])
+        dot.set_data([n], [accuracy if accuracy is not None else np.nan])
         where = "a training size" if n <= L else f"{n / L:.2f} L, past training"
-        if acc is None:
+        if accuracy is None:
             return f"{encoding}, {task}, n = {n} ({where}): the learned table has no row for position {2 * L + 1}"
-        return f"{encoding}, {task}, n = {n} ({where}): token accuracy {acc:.2f}"
+        return f"{encoding}, {task}, n = {n} ({where}): token accuracy {accuracy:.2f}"
 
-    return fig, update
+    return FigureHandle(fig, art, update)
 
 
-def save_figure_atomic(fig: Figure, path: str | Path) -> Path:
-    """Save ``fig`` to ``path`` through a temporary file in the same directory, then rename: never a partial file."""
+def save_figure_atomic(fig: "Figure | FigureHandle", path: str | Path) -> Path:
+    """Save ``fig`` (a Figure or a builder's handle) to ``path`` through a temporary file, then rename: never a
+    partial file."""
+    fig = fig.figure if isinstance(fig, FigureHandle) else fig
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
@@ -282,8 +333,10 @@ def save_figure_atomic(fig: Figure, path: str | Path) -> Path:
 # --- additive mixing: the four terms of the score (issue 14, section 1 of notebook 05) -------------
 # Kept in one block at the end of the module; its own imports are here so the block moves as a whole.
 
+import torch  # noqa: E402
+
 from ..extrapolation.mixing import TERM_NAMES, MixingTerms  # noqa: E402
-from ._base import DIVERGING  # noqa: E402
+from ._base import DIVERGING, symmetric_limits  # noqa: E402
 
 __all__ += ["MIXING_EQUATION", "build_mixing"]
 
@@ -292,47 +345,46 @@ MIXING_EQUATION = (r"$s_{ij} = (x_i+p_i)\,M\,(x_j+p_j)^\top = x_iMx_j^\top + x_i
                    r" + p_iMp_j^\top$,  $M = W_QW_K^\top$")
 _TERM_LABELS = (r"content·content" "\n" r"$x_iMx_j^\top$", r"content·position" "\n" r"$x_iMp_j^\top$",
                 r"position·content" "\n" r"$p_iMx_j^\top$", r"position·position" "\n" r"$p_iMp_j^\top$")
-_MIXING_FONT = 13  # pt; at 10 in and 100 dpi, ~1000 px wide: about 17 px per letter
+_MIXING_FONT = 13  # pt: about 18 CSS px at the toolkit's 1000 px display width
 
 
-def build_mixing(terms: MixingTerms, *, note: str = "") -> tuple[Figure, object]:
+def build_mixing(terms: MixingTerms, *, note: str = "") -> FigureHandle:
     """Four heatmaps, one per term of the score, on ONE symmetric diverging scale (``RdBu_r``, 0 = white).
 
     Rows are queries ``i``, columns keys ``j``. Each panel's title gives its term and its share of the
-    four terms' Frobenius norms. ``update(terms, note="")`` redraws in place (same ``n``); ``note``
-    is a line under the equation (what weights, before or after the projections).
+    four terms' Frobenius norms (:meth:`MixingTerms.shares`). ``update(terms, note="")`` redraws in place
+    (same ``n``); ``note`` is a line under the equation (what weights, before or after the projections).
+    Artists: one image per term (by its name in :data:`TERM_NAMES`), ``"<term>:title"``, ``"heading"``,
+    ``"colorbar"``.
     """
     if not isinstance(terms, MixingTerms):
         raise TypeError(f"terms must be a MixingTerms from pe_helpers.extrapolation.mixing.mixing_terms, got "
                         f"{type(terms).__name__}.")
     n = terms.total.shape[0]
-    fig = new_figure(10.0, 4.1, dpi=100)
+    fig = new_figure(height=4.4)
     axes = fig.subplots(1, 4, sharey=True)
-    images = []
-    for ax, title in zip(axes, _TERM_LABELS):
-        image = ax.imshow(np.zeros((n, n)), cmap=DIVERGING, vmin=-1, vmax=1, interpolation="nearest")
+    art: dict[str, object] = {}
+    for ax, name in zip(axes, TERM_NAMES):
+        art[name] = ax.imshow(np.zeros((n, n)), cmap=DIVERGING, vmin=-1, vmax=1, interpolation="nearest")
         ax.set_xlabel("key position j", fontsize=_MIXING_FONT)
-        ax.tick_params(labelsize=12)
-        images.append(image)
+        art[f"{name}:title"] = ax.set_title("", fontsize=_MIXING_FONT)
     axes[0].set_ylabel("query position i", fontsize=_MIXING_FONT)
-    bar = fig.colorbar(images[0], ax=list(axes), shrink=0.8, pad=0.015)
-    bar.ax.tick_params(labelsize=12)
-    bar.set_label("score term (one scale)", fontsize=12)
-    heading = fig.suptitle("", fontsize=_MIXING_FONT)
-    titles = [ax.set_title("", fontsize=_MIXING_FONT) for ax in axes]
+    art["colorbar"] = bar = fig.colorbar(art[TERM_NAMES[0]], ax=list(axes), shrink=0.8, pad=0.015)
+    bar.set_label("score term (one scale)")
+    art["heading"] = fig.suptitle("", fontsize=_MIXING_FONT)
 
     def update(terms: MixingTerms, note: str = "") -> str:
         if not isinstance(terms, MixingTerms) or terms.total.shape != (n, n):
             raise ValueError(f"terms must be a MixingTerms of {n} × {n} matrices (the figure's size).")
-        values = [t.numpy() for t in terms.terms()]
-        limit = max(float(np.abs(v).max()) for v in values) or 1.0
+        values = terms.terms()
+        low, high = symmetric_limits(torch.stack([torch.as_tensor(v) for v in values]))
         share = terms.shares()
-        for image, v, title, label_, name in zip(images, values, titles, _TERM_LABELS, TERM_NAMES):
-            image.set_data(v)
-            image.set_clim(-limit, limit)
-            title.set_text(f"{label_}: {100 * share[name]:.0f} %")
-        heading.set_text(MIXING_EQUATION + (f"\n{note}" if note else ""))
+        for v, label_, name in zip(values, _TERM_LABELS, TERM_NAMES):
+            art[name].set_data(np.asarray(v))
+            art[name].set_clim(low, high)
+            art[f"{name}:title"].set_text(f"{label_}: {100 * share[name]:.0f} %")
+        art["heading"].set_text(MIXING_EQUATION + (f"\n{note}" if note else ""))
         return ", ".join(f"{name} {100 * share[name]:.0f} %" for name in TERM_NAMES)
 
     update(terms, note)
-    return fig, update
+    return FigureHandle(fig, art, update)
