@@ -166,9 +166,10 @@ assert check_permuted_scores(permuted_scores)
 #
 # | character | 我 | 喜 | 欢 | 你 |
 # |---|---|---|---|---|
-# | token name in the code (pinyin) | `wo` | `xi` | `huan` | `ni` |
+# | token in the code (one per character) | "我" | "喜" | "欢" | "你" |
 #
-# 我喜欢你 is `wo xi huan ni`; 你喜欢我 is `ni xi huan wo`: swap the first and the last token.
+# 我喜欢你 is `"我 喜 欢 你"` in the code (`order.ZH_PAIR`, one token per character, separated by spaces); 你喜欢我 is
+# `"你 喜 欢 我"`: swap the first and the last token.
 # The English companion "dog bites man" / "man bites dog" swaps the first and the third.
 # Each token has one fixed vector (its embedding, content only).
 #
