@@ -66,6 +66,8 @@ def unmarked_strings() -> list[str]:
     return found
 
 
+@pytest.mark.xfail(strict=True, reason="checks/ and notebook 05's modules are not marked for translation yet (issue 17 "
+                                      "is open); this must fail until they are, then the mark goes")
 def test_every_user_facing_string_is_marked_for_translation():
     missing = unmarked_strings()
     assert not missing, f"{len(missing)} user-facing string(s) not wrapped in _():\n" + "\n".join(missing[:40])
