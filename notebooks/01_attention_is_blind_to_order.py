@@ -206,7 +206,7 @@ from pe_helpers.checks import expect_error
 
 assert not order.is_reordering("I love you", "you love me")
 assert order.is_reordering(*order.ZH_PAIR) and order.is_reordering(*order.EN_PAIR)
-with expect_error(ValueError, match="not a reordering"):
+with expect_error(ValueError, match="['me']"):
     order.reordering("I love you", "you love me")
 
 # %% [markdown] slideshow={"slide_type": "slide"}

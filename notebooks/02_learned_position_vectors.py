@@ -297,12 +297,14 @@ learned_position_app()
 # **Check it**: the app shows the same numbers as the compute layer (driven headless here).
 
 # %% slideshow={"slide_type": "skip"}
+from pe_helpers.i18n import _
+
 app = learned_position_app()  # a second app, driven from code (not displayed)
 for i in (0, 7, 15, 16, 23):
     app.controls["position"].value = i
     expected = learned.row_cosine_similarity(bigger.table)[i]
     torch.testing.assert_close(torch.as_tensor(app.artists["cosines"].get_ydata()), expected)
-    assert ("never-trained" in app.caption.value) == (i >= L)
+    assert (_("never-trained row") in app.caption.value) == (i >= L)  # the caption, in either language
 print("app rows 0, 7, 15 (trained) and 16, 23 (never trained) match the table")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}

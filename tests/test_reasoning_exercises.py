@@ -209,7 +209,7 @@ def test_every_notebook_has_a_hard_reasoning_exercise_with_goal_and_importance(n
     hard = [c for c in cells if HARD.search(c)]
     assert hard, f"{path.name} has no ★★★ exercise"
     for source in hard:
-        assert "**Learning goal:**" in source and "**Importance:**" in source, source[:80]
+        assert "**Learning goal:**" in source and "**重要度 (importance) " in source, source[:80]
 
 
 def _statements(fn: ast.FunctionDef) -> list[str]:

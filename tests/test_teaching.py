@@ -210,8 +210,8 @@ def chinese_text(number: str) -> str | None:
     from pe_helpers import editions
 
     src = notebook_path(number).with_suffix(".py")
-    if not editions.catalogue_path(src, "zh").exists():
-        return None
+    if not editions.catalogue_path(src, "zh").exists() or editions.missing_translations(src, "zh"):
+        return None  # no Chinese edition yet, or an incomplete one (its own test fails then)
     done = editions.load_translations(src, "zh")
     return "\n\n".join(done.get(cell, "") for cell in editions.markdown_cells(src))
 
