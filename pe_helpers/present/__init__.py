@@ -85,10 +85,6 @@ def voila_arguments(notebook: Path, port: int, token: str) -> list[str]:
         f"--template={TEMPLATE}",
         "--strip_sources=True",
         "--show_tracebacks=False",
-        # Run the deck's notebook as soon as the server starts, in a kernel kept ready for the first visitor:
-        # the lecturer starts `make present` before class and the first slide appears at once.
-        "--VoilaConfiguration.preheat_kernel=True",
-        "--VoilaConfiguration.default_pool_size=1",
     ]
 
 
