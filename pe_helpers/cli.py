@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .extrapolation.model import ENCODINGS, TRAINED_ENCODINGS
@@ -42,44 +42,28 @@ FIGURE_NAME = "extrapolation.png"
 PROGRESS = {"auto": None, "bar": True, "none": False}
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
+def _number(kind: type, *, positive: bool) -> Callable[[str], float]:
+    """An argparse type: ``kind`` (int or float) that is finite and > 0 (``positive``) or >= 0."""
+    noun = "integer" if kind is int else "number"
+    what = f"a positive {noun}" if positive else f"{'an' if kind is int else 'a'} {noun} >= 0"
+
+    def convert(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not (value > 0 if positive else value >= 0) or value == float("inf"):
+            finite = "" if kind is int else ("a positive finite number" if positive else "a finite number >= 0")
+            raise argparse.ArgumentTypeError(f"expected {finite or what}, got {text}")
+        return value
+
+    return convert
 
 
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text}")
-    return value
-
-
-def _non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text}")
-    return value
+_positive = _number(int, positive=True)
+_non_negative = _number(int, positive=False)
+_positive_float = _number(float, positive=True)
+_non_negative_float = _number(float, positive=False)
 
 
 def _seeds(text: str) -> tuple[int, ...]:
