@@ -27,7 +27,7 @@ LAB_DIR ?= $(EDITION_DIR)
 ALLOW_ROOT := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
 
-.PHONY: lab present test notebooks student lock clean help FORCE
+.PHONY: lab present test test-slides notebooks student lock clean help FORCE
 
 help:
 	@echo "make lab    - set up (first time) and open JupyterLab on notebooks/"
@@ -60,7 +60,12 @@ present: $(STAMP)
 		--port '$(PRESENT_PORT)' $(if $(PRESENT_TOKEN),--token '$(PRESENT_TOKEN)')
 
 test: $(STAMP)
-	MPLBACKEND=Agg $(BIN)/python -m pytest tests notebooks $(NBVAL) -q -n 2 --dist loadfile
+	MPLBACKEND=Agg $(BIN)/python -m pytest tests notebooks $(NBVAL) -q -n 2 --dist loadfile --ignore=tests/browser/test_slides.py
+
+# The slide decks in Chromium (every deck, every slide, both screen sizes): about 10 minutes, so not part of
+# `make test` (issue 13 is open: some decks still overflow, and a deck opens only once its notebook has run).
+test-slides: $(STAMP)
+	MPLBACKEND=Agg $(BIN)/python -m pytest tests/browser/test_slides.py -q
 
 # Rebuild every notebook from its text source (notebooks/NN_*.py, jupytext percent format) and
 # execute it, so the committed .ipynb and its stored outputs match the source. NB=03 rebuilds one.

@@ -191,7 +191,8 @@ def mixing_app(*, weights: str = "random", stage: str = "after W_Q W_Kᵀ", cont
     handle = build_mixing(first, note=note)
 
     def update(weights: str, stage: str, content_scale: float) -> str:
-        return handle.update(*terms(weights, stage, content_scale))
+        result, note = terms(weights, stage, content_scale)
+        return f"{note}: {handle.update(result, note)}"  # the caption names the settings, then the shares
 
     controls = {
         "weights": widgets.ToggleButtons(options=list(_MIXING_WEIGHTS), value=weights, description="weights"),

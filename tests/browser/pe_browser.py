@@ -629,6 +629,9 @@ def move_app_control(page, app, index: int, shot: Path | None = None) -> AppMove
     page.wait_for_function("(img) => img.src && img.naturalWidth > 0", arg=image.element_handle(),
                            timeout=APP_MOVE_TIMEOUT * 1000, polling=100)
     candidates = [(kind, app.locator(sel).nth(i)) for kind, sel in CONTROL_KINDS for i in range(app.locator(sel).count())]
+    # A disabled control (e.g. 01's seed while the order is not "random") is meant not to move: a person cannot use it.
+    candidates = [(kind, c) for kind, c in candidates
+                  if not c.locator("[disabled], .noUi-target[disabled], .mod-disabled").count()]
     if not candidates:
         raise AssertionError(f"app #{index} has no control the test knows how to move (slider/dropdown/toggle/checkbox)")
     tried: list[str] = []
