@@ -254,7 +254,7 @@ def test_a_misbehaving_answer_gets_one_friendly_line_in_time(checker, answer, ca
 def test_the_right_answer_as_numpy_passes(checker, capfd) -> None:
     solution = SOLUTIONS[checker]
     as_numpy = lambda *args: _map(solution(*args), lambda t: t.numpy(), np.float64)  # noqa: E731
-    result = checker(as_numpy)
+    result = checker(as_numpy, time_limit=5.0)  # about correctness, not speed: a loaded CI machine needs room
     assert result, result
     assert capfd.readouterr().out.startswith("[RECORDED] " if checker is check_extrapolation_prediction else "[PASS] ")
 
