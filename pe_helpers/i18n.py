@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 from importlib import resources
 
-__all__ = ["LANGUAGES", "set_language", "get_language", "gettext", "_", "catalogue", "CJK_FONT", "font_family"]
+__all__ = ["LANGUAGES", "set_language", "get_language", "gettext", "_", "lazy_", "LazyText", "catalogue", "CJK_FONT", "font_family"]
 
 #: The languages a user can switch to; English is the default and the language of the msgids.
 LANGUAGES = ("en", "zh")
@@ -68,6 +68,34 @@ def gettext(message: str) -> str:
 _ = gettext
 
 
+class LazyText(str):
+    """A message defined at import time that speaks the language current when it is shown.
+
+    As a ``str`` it is the English text (so ``in``, ``==`` and ``len`` work as on the msgid); ``str()``,
+    ``format()`` and f-strings give its translation, formatted with the fields it was made with.
+    Made by :func:`lazy_`.
+    """
+
+    def __new__(cls, message: str, *args: object, **fields: object) -> "LazyText":
+        self = super().__new__(cls, message.format(*args, **fields) if args or fields else message)
+        self.message, self.args, self.fields = message, args, fields
+        return self
+
+    def __str__(self) -> str:
+        text = gettext(self.message)
+        return text.format(*self.args, **self.fields) if self.args or self.fields else text
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+
+def lazy_(message: str, *args: object, **fields: object) -> LazyText:
+    """Mark ``message`` for the catalogue and translate it when shown, not now: for text defined at import
+    time (an exercise's title, a named mistake's explanation), so it follows :func:`set_language` even
+    when the module was imported before the switch. ``args``/``fields`` fill its ``{placeholders}`` then."""
+    return LazyText(message, *args, **fields)
+
+
 #: The CJK font shipped with the package: Noto Sans CJK SC Regular (SIL OFL 1.1, see ``fonts/OFL.txt``),
 #: subset to the 3,755 common hanzi of GB2312 level 1 and CJK punctuation (0.8 MB instead of 16 MB).
 #: Shipping it means every set-up (``make lab``, conda, Binder) has it, whatever fonts the system has.
@@ -114,7 +142,7 @@ def source_messages() -> dict[str, list[str]]:
     root = Path(__file__).resolve().parent
     found: dict[str, list[str]] = {}
     for path in sorted(root.rglob("*.py")):
-        for lineno, message, _comments, _context in extract_from_file("python", str(path), keywords={"_": None}):
+        for lineno, message, _comments, _context in extract_from_file("python", str(path), keywords={"_": None, "lazy_": (1,)}):
             if isinstance(message, str):
                 found.setdefault(message, []).append(f"{path.relative_to(root.parent)}:{lineno}")
     return found

@@ -26,6 +26,7 @@ from ..extrapolation.probe import source_positions
 from ..extrapolation.results import LabResults
 from ..figures.extrapolation import build_extrapolation
 from ..figures._base import FigureHandle
+from ..i18n import _
 from ._base import App
 
 __all__ = ["extrapolation_app"]
@@ -51,19 +52,18 @@ def extrapolation_app(*, results: LabResults | None = None, task: str = "copy", 
     """
     results = quick_results() if results is None else results
     if not isinstance(results, LabResults):
-        raise TypeError(f"results must be a LabResults from pe_helpers.extrapolation.run_lab, got {type(results).__name__}.")
+        raise TypeError(_("results must be a LabResults from pe_helpers.extrapolation.run_lab, got {type_name}.").format(type_name=type(results).__name__))
     if not results.models:
-        raise ValueError("results carry no trained models (loaded from JSON?): pass the LabResults returned "
-                         "by pe_helpers.extrapolation.run_lab(...).")
+        raise ValueError(_("results carry no trained models (loaded from JSON?): pass the LabResults returned by pe_helpers.extrapolation.run_lab(...)."))
     if task not in results.tasks:
-        raise ValueError(f"task must be one of {', '.join(results.tasks)}, got {task!r}.")
+        raise ValueError(_("task must be one of {0}, got {task!r}.").format(', '.join(results.tasks), task=task))
     if encoding is None:
         encoding = "sinusoidal" if "sinusoidal" in results.encodings else results.encodings[0]
     if encoding not in results.encodings:
-        raise ValueError(f"encoding must be one of {', '.join(results.encodings)}, got {encoding!r}.")
+        raise ValueError(_("encoding must be one of {0}, got {encoding!r}.").format(', '.join(results.encodings), encoding=encoding))
     length = results.train_len if length is None else length
     if isinstance(length, bool) or not isinstance(length, int) or not 1 <= length <= results.test_len:
-        raise ValueError(f"length must be an integer in 1..{results.test_len}, got {length!r}.")
+        raise ValueError(_("length must be an integer in 1..{test_len}, got {length!r}.").format(test_len=results.test_len, length=length))
     handle = build_extrapolation(results, task=task)
     draw = handle.update
     heads: dict[tuple[str, str], tuple[int, int]] = {}
@@ -78,13 +78,19 @@ def extrapolation_app(*, results: LabResults | None = None, task: str = "copy", 
                     source_cells=source_positions(task, length), head=head)
 
     controls = {
-        "task": widgets.ToggleButtons(options=list(results.tasks), value=task, description="task"),
-        "encoding": widgets.Dropdown(options=list(results.encodings), value=encoding, description="scheme"),
-        "length": widgets.IntSlider(value=length, min=1, max=results.test_len, step=1, description="size n",
+        "task": widgets.ToggleButtons(options=[(_task_label(t), t) for t in results.tasks], value=task,
+                                      description=_("task")),
+        "encoding": widgets.Dropdown(options=list(results.encodings), value=encoding, description=_("scheme")),
+        "length": widgets.IntSlider(value=length, min=1, max=results.test_len, step=1, description=_("size n"),
                                     continuous_update=True),
     }
     return App(controls, FigureHandle(handle.figure, handle.artists, update),
-               title=f"Train short (n <= {results.train_len}), test long: the copy head")
+               title=_("Train short (n <= {train_len}), test long: the copy head").format(train_len=results.train_len))
+
+
+def _task_label(task: str) -> str:
+    """A task's name on its button, in the current language (the value stays the task's id)."""
+    return {"copy": _("copy"), "lookback": _("look-back")}.get(task, task)
 
 
 def present_mode() -> bool:
@@ -108,7 +114,7 @@ class TrainNow(widgets.VBox):
         self.reference, self.show_app = reference, show_app
         self.encodings, self.tasks, self.seed = tuple(encodings), tuple(tasks), seed
         self.results: LabResults | None = None
-        self.button = widgets.Button(description="train now", icon="play", button_style="primary")
+        self.button = widgets.Button(description=_("train now"), icon="play", button_style="primary")
         self.output = widgets.Output()
         self.button.on_click(lambda _: self.train())
         super().__init__([self.button, self.output])
@@ -121,13 +127,13 @@ class TrainNow(widgets.VBox):
 
         if self.results is None:
             self.button.disabled = True
-            self.button.description = "training…"
+            self.button.description = _("training…")
             cfg = self.reference.config.as_dict()
             cfg.pop("seed")
             with self.output:
                 self.results = run_lab(self.encodings, tasks=self.tasks, seeds=(self.seed,),
                                        test_len=self.reference.test_len, progress=progress, **cfg)
-            self.button.description = f"trained in {self.results.total_seconds:.0f} s"
+            self.button.description = _("trained in {seconds:.0f} s").format(seconds=self.results.total_seconds)
             with self.output:
                 display(accuracy_figure(self.reference, live=self.results, tasks=self.tasks,
                                         encodings=self.encodings))
@@ -152,6 +158,12 @@ _MIXING_WEIGHTS = ("random", "trained")
 _MIXING_STAGES = ("before W_Q W_Kᵀ", "after W_Q W_Kᵀ")
 
 
+def _mixing_label(option: str) -> str:
+    """An option of the mixing app on its button, in the current language (the value stays English)."""
+    return {"random": _("random"), "trained": _("trained"), _MIXING_STAGES[0]: _("before W_Q W_Kᵀ"),
+            _MIXING_STAGES[1]: _("after W_Q W_Kᵀ")}[option]
+
+
 @functools.lru_cache(maxsize=1)
 def _random_mixing_inputs(n: int = 16, d: int = 32) -> tuple[torch.Tensor, ...]:
     """Random token vectors with the RMS norm of the sinusoidal rows (content × 1 = as large as position)."""
@@ -173,19 +185,19 @@ def mixing_app(*, weights: str = "random", stage: str = "after W_Q W_Kᵀ", cont
     position·position panel is constant along every diagonal (it depends on ``j - i`` only); after, not.
     """
     if weights not in _MIXING_WEIGHTS:
-        raise ValueError(f"weights must be one of {', '.join(_MIXING_WEIGHTS)}, got {weights!r}.")
+        raise ValueError(_("weights must be one of {0}, got {weights!r}.").format(', '.join(_MIXING_WEIGHTS), weights=weights))
     if stage not in _MIXING_STAGES:
-        raise ValueError(f"stage must be one of {', '.join(_MIXING_STAGES)}, got {stage!r}.")
+        raise ValueError(_("stage must be one of {0}, got {stage!r}.").format(', '.join(_MIXING_STAGES), stage=stage))
     if isinstance(content_scale, bool) or not isinstance(content_scale, (int, float)) or not 0 <= content_scale <= 3:
-        raise ValueError(f"content_scale must be a number in 0..3, got {content_scale!r}.")
+        raise ValueError(_("content_scale must be a number in 0..3, got {content_scale!r}.").format(content_scale=content_scale))
 
     def terms(weights: str, stage: str, content_scale: float):
         content, position, w_q, w_k = _random_mixing_inputs() if weights == "random" else trained_mixing_inputs()
         projected = stage == _MIXING_STAGES[1]
         result = mixing_terms(content * content_scale, position, w_q if projected else None, w_k if projected else None)
-        where = "after the projections, M = W_Q W_Kᵀ" if projected else "before the projections, M = I"
-        who = "random weights" if weights == "random" else "trained copy model (layer 0, head 0)"
-        return result, f"{who}, {where}, content × {content_scale:g}"
+        where = _("after the projections, M = W_Q W_Kᵀ") if projected else _("before the projections, M = I")
+        who = _("random weights") if weights == "random" else _("trained copy model (layer 0, head 0)")
+        return result, _("{who}, {where}, content × {scale:g}").format(who=who, where=where, scale=content_scale)
 
     first, note = terms(weights, stage, content_scale)
     handle = build_mixing(first, note=note)
@@ -195,10 +207,12 @@ def mixing_app(*, weights: str = "random", stage: str = "after W_Q W_Kᵀ", cont
         return f"{note}: {handle.update(result, note)}"  # the caption names the settings, then the shares
 
     controls = {
-        "weights": widgets.ToggleButtons(options=list(_MIXING_WEIGHTS), value=weights, description="weights"),
-        "stage": widgets.ToggleButtons(options=list(_MIXING_STAGES), value=stage, description="terms"),
+        "weights": widgets.ToggleButtons(options=[(_mixing_label(w), w) for w in _MIXING_WEIGHTS], value=weights,
+                                         description=_("weights")),
+        "stage": widgets.ToggleButtons(options=[(_mixing_label(s), s) for s in _MIXING_STAGES], value=stage,
+                                       description=_("terms")),
         "content_scale": widgets.FloatSlider(value=content_scale, min=0.0, max=3.0, step=0.1,
-                                             description="content ×", continuous_update=True),
+                                             description=_("content ×"), continuous_update=True),
     }
     return App(controls, FigureHandle(handle.figure, handle.artists, update),
-               title="Additive mixing: the four terms of the attention score")
+               title=_("Additive mixing: the four terms of the attention score"))

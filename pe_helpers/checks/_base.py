@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from ..i18n import _
 
 __all__ = [
     "CheckResult",
@@ -106,7 +107,7 @@ class CheckResult:
         return self.passed or self.recorded
 
     def __str__(self) -> str:
-        mark = "PASS" if self.passed else "RECORDED" if self.recorded else "NOT YET"
+        mark = _("PASS") if self.passed else _("RECORDED") if self.recorded else _("NOT YET")
         return f"[{mark}] {self.exercise}: {self.message}"
 
     def __repr__(self) -> str:  # what a notebook shows if the result is the cell's value
@@ -124,8 +125,8 @@ def report(result: CheckResult, quiet: bool) -> CheckResult:
     return result
 
 
-def passed(exercise: str, message: str = "all checks passed.", *, quiet: bool = False) -> CheckResult:
-    return report(CheckResult(exercise, True, _one_line(message)), quiet)
+def passed(exercise: str, message: str | None = None, *, quiet: bool = False) -> CheckResult:
+    return report(CheckResult(exercise, True, _one_line(_("all checks passed.") if message is None else message)), quiet)
 
 
 def failed(exercise: str, message: str, mistake: str | None = None, *, quiet: bool = False,
@@ -152,7 +153,7 @@ def time_limit(value: float | None = None) -> float:
         except ValueError:
             value = DEFAULT_TIME_LIMIT
     if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-        raise ValueError(f"time_limit must be a positive number of seconds, got {value!r}.")
+        raise ValueError(_("time_limit must be a positive number of seconds, got {value!r}.").format(value=value))
     return float(value)
 
 
@@ -172,14 +173,14 @@ def _shape_text(shape: Sequence[int]) -> str:
 def _portable(value: Any, depth: int = 0) -> Any:
     """``value`` in a form that can be pickled back to the notebook cheaply; big or odd things become :class:`Opaque`."""
     if depth > 4:
-        return Opaque("object", "a structure nested too deeply")
+        return Opaque("object", _("a structure nested too deeply"))
     if isinstance(value, torch.Tensor):
         shape = tuple(value.shape)
-        desc = f"a {value.dtype} tensor of shape {_shape_text(shape)}"
+        desc = _("a {dtype} tensor of shape {0}").format(_shape_text(shape), dtype=value.dtype)
         if value.device.type != "cpu":
-            return Opaque("device", f"{desc} on the {value.device.type!r} device", shape)
+            return Opaque("device", _("{desc} on the {type!r} device").format(desc=desc, type=value.device.type), shape)
         if value.layout != torch.strided or value.is_quantized:
-            return Opaque("layout", f"{desc} with {value.layout} layout", shape)
+            return Opaque("layout", _("{desc} with {layout} layout").format(desc=desc, layout=value.layout), shape)
         if value.numel() > MAX_ENTRIES:
             return Opaque("too-big", f"{desc} ({value.numel():,} entries)", shape)
         return value.detach().as_subclass(torch.Tensor).resolve_conj().resolve_neg().clone()
@@ -189,31 +190,31 @@ def _portable(value: Any, depth: int = 0) -> Any:
         np = None
     if np is not None and isinstance(value, np.ndarray):
         if value.size > MAX_ENTRIES:
-            return Opaque("too-big", f"a numpy array of shape {_shape_text(value.shape)} ({value.size:,} entries)",
+            return Opaque("too-big", _("a numpy array of shape {0} ({size:,} entries)").format(_shape_text(value.shape), size=value.size),
                           tuple(value.shape))
         if value.dtype == object:
-            return Opaque("object", f"a numpy array of Python objects, shape {_shape_text(value.shape)}",
+            return Opaque("object", _("a numpy array of Python objects, shape {0}").format(_shape_text(value.shape)),
                           tuple(value.shape))
         return value.copy()
     if isinstance(value, (list, tuple)):
         if len(value) > _MAX_ITEMS:
-            return Opaque("too-big", f"a {type(value).__name__} of {len(value):,} items", (len(value),))
+            return Opaque("too-big", _("a {type_name} of {0:,} items").format(len(value), type_name=type(value).__name__), (len(value),))
         items = [_portable(v, depth + 1) for v in value]
         return tuple(items) if isinstance(value, tuple) else items
     if isinstance(value, dict):
         if len(value) > _MAX_ITEMS:
-            return Opaque("too-big", f"a dict of {len(value):,} items")
+            return Opaque("too-big", _("a dict of {0:,} items").format(len(value)))
         if not all(isinstance(k, (str, int, float, bool, type(None))) for k in value):
-            return Opaque("object", "a dict with keys that are not names or numbers")
+            return Opaque("object", _("a dict with keys that are not names or numbers"))
         return {k: _portable(v, depth + 1) for k, v in value.items()}
     if isinstance(value, str) and len(value) > 10_000:
-        return Opaque("too-big", f"a string of {len(value):,} characters")
+        return Opaque("too-big", _("a string of {0:,} characters").format(len(value)))
     try:
         blob = pickle.dumps(value)
     except Exception:  # noqa: BLE001 - a generator, a lock, a lambda...
         return Opaque("object", f"a {type(value).__name__}")
     if len(blob) > _MAX_BYTES:
-        return Opaque("too-big", f"a {type(value).__name__} of {len(blob):,} bytes")
+        return Opaque("too-big", _("a {type_name} of {0:,} bytes").format(len(blob), type_name=type(value).__name__))
     return value
 
 
@@ -263,7 +264,7 @@ def _dumps(message: tuple) -> bytes:
     try:
         return pickle.dumps(message)
     except Exception:  # noqa: BLE001
-        return pickle.dumps(("ok", Opaque("object", "a value that cannot be sent back")) + message[-2:])
+        return pickle.dumps(("ok", Opaque("object", _("a value that cannot be sent back"))) + message[-2:])
 
 
 def _child(fn: Callable[..., Any], calls: Sequence[tuple], conn: Any) -> None:  # pragma: no cover - runs forked
@@ -405,7 +406,7 @@ class student_calls:  # noqa: N801 - used as a context manager
         except KeyboardInterrupt:
             return ("interrupted",)
         except Exception:  # noqa: BLE001 - a value that does not unpickle here
-            return ("ok", Opaque("object", "a value that could not be read back"), self.printed, self.lines)
+            return ("ok", Opaque("object", _("a value that could not be read back")), self.printed, self.lines)
         return ("timeout",)
 
     def outcome(self, index: int) -> tuple:
@@ -429,20 +430,16 @@ def outcome_value(outcome: tuple, call: str, name: str, limit: float, forked: bo
     if kind == "raised":
         error, text = outcome[1], outcome[2]
         if error == "NotImplementedError":
-            raise StudentError(f"{name} is not implemented yet: replace the `raise NotImplementedError` line with "
-                               "your code, run the cell, then run this check again.", "not-implemented")
+            raise StudentError(_("{name} is not implemented yet: replace the `raise NotImplementedError` line with your code, run the cell, then run this check again.").format(name=name), "not-implemented")
         detail = f": {text}" if text else ""
-        raise StudentError(f"calling {call} raised {error}{detail}", "raised")
+        raise StudentError(_("calling {call} raised {error}{detail}").format(call=call, error=error, detail=detail), "raised")
     if kind == "timeout":
-        tail = "" if forked else (" It is still running in the background (this system cannot fork): restart the "
-                                  "kernel to stop it.")
-        raise StudentError(f"{call} did not return within the time limit of {limit:g} s (for all calls of this "
-                           f"check), so it was stopped: look for a loop that never ends or a sleep.{tail}", "timeout")
+        tail = "" if forked else (_(" It is still running in the background (this system cannot fork): restart the kernel to stop it."))
+        raise StudentError(_("{call} did not return within the time limit of {limit:g} s (for all calls of this check), so it was stopped: look for a loop that never ends or a sleep.{tail}").format(call=call, limit=limit, tail=tail), "timeout")
     if kind == "interrupted":
-        raise StudentError(f"{call} was interrupted before it returned (you stopped it).", "interrupted")
+        raise StudentError(_("{call} was interrupted before it returned (you stopped it).").format(call=call), "interrupted")
     code = outcome[1]
-    raise StudentError(f"{call} ended the process that ran it (exit code {code}) before returning: avoid "
-                       "os._exit and code that crashes Python.", "died")
+    raise StudentError(_("{call} ended the process that ran it (exit code {code}) before returning: avoid os._exit and code that crashes Python.").format(call=call, code=code), "died")
 
 
 # --- converting and comparing answers -----------------------------------------------------------
@@ -450,24 +447,23 @@ def outcome_value(outcome: tuple, call: str, name: str, limit: float, forked: bo
 def shape_cause(got: tuple[int, ...], want: tuple[int, ...]) -> str:
     """A likely reason why an answer has shape ``got`` where ``want`` was expected ("" if none is known)."""
     if len(got) == len(want) == 2 and got == want[::-1] and got != want:
-        return "rows and columns are swapped: transpose it, or build it the other way round"
+        return _("rows and columns are swapped: transpose it, or build it the other way round")
     if tuple(s for s in got if s != 1) == tuple(s for s in want if s != 1) and len(got) != len(want):
-        return "an extra or missing dimension of size 1: use .squeeze() / .unsqueeze() or index it away"
+        return _("an extra or missing dimension of size 1: use .squeeze() / .unsqueeze() or index it away")
     if len(want) == 2 and got == (want[0],) and want[0] == want[1]:
-        return ("one entry per row: indexing with two index tensors at once, t[idx, idx], picks single entries; "
-                "index rows then columns, t[idx][:, idx]")
+        return (_("one entry per row: indexing with two index tensors at once, t[idx, idx], picks single entries; index rows then columns, t[idx][:, idx]"))
     if len(got) == len(want) and all(g >= w for g, w in zip(got, want)):
-        return "more rows or columns than asked: check what you sliced"
+        return _("more rows or columns than asked: check what you sliced")
     return ""
 
 
 def _kind(value: Any) -> str:
     if value is None:
-        return "None (did you forget `return`?)"
+        return _("None (did you forget `return`?)")
     if isinstance(value, Opaque):
         return value.text
     if isinstance(value, torch.Tensor):
-        return f"a {value.dtype} tensor of shape {_shape_text(value.shape)}"
+        return _("a {dtype} tensor of shape {0}").format(_shape_text(value.shape), dtype=value.dtype)
     return f"a {type(value).__name__}"
 
 
@@ -479,20 +475,18 @@ def as_tensor(value: Any, what: str) -> torch.Tensor:
     """The student's value as a tensor of any shape, or :class:`StudentError`: None, not a tensor, another device, complex."""
     if isinstance(value, Opaque):
         if value.kind == "device":
-            raise StudentError(f"{what} returned {value.text}: return it on the CPU, where the inputs are "
-                               "(.cpu(), and no device=... when you create tensors).", "wrong-device")
-        raise StudentError(f"{what} should return a tensor, got {value.text}.", "not-a-tensor")
+            raise StudentError(_("{what} returned {text}: return it on the CPU, where the inputs are (.cpu(), and no device=... when you create tensors).").format(what=what, text=value.text), "wrong-device")
+        raise StudentError(_("{what} should return a tensor, got {text}.").format(what=what, text=value.text), "not-a-tensor")
     if value is None:
-        raise StudentError(f"{what} returned None: did you forget `return`?", "returned-none")
+        raise StudentError(_("{what} returned None: did you forget `return`?").format(what=what), "returned-none")
     if isinstance(value, (str, bytes, dict)):
-        raise StudentError(f"{what} should return a tensor, got {_kind(value)}.", "not-a-tensor")
+        raise StudentError(_("{what} should return a tensor, got {0}.").format(_kind(value), what=what), "not-a-tensor")
     try:
         t = torch.as_tensor(value)
     except Exception:  # noqa: BLE001
-        raise StudentError(f"{what} should return a tensor, got {_kind(value)}.", "not-a-tensor") from None
+        raise StudentError(_("{what} should return a tensor, got {0}.").format(_kind(value), what=what), "not-a-tensor") from None
     if t.is_complex():
-        raise StudentError(f"{what} returned complex values ({t.dtype}); the answer is real: keep the real "
-                           "formula (no complex numbers, no 1j).", "complex")
+        raise StudentError(_("{what} returned complex values ({dtype}); the answer is real: keep the real formula (no complex numbers, no 1j).").format(what=what, dtype=t.dtype), "complex")
     return t
 
 
@@ -516,15 +510,13 @@ def tensor_answer(*, cause: Callable[[tuple, tuple, "Case"], str] | None = None,
         if got_shape != want_shape:
             reason = (cause(got_shape, want_shape, case) if cause else "") or shape_cause(got_shape, want_shape)
             said = f" ({meaning})" if meaning else ""
-            raise StudentError(f"{what} returned shape {_shape_text(got_shape)}; expected {_shape_text(want_shape)}"
-                               f"{said}" + (f": {reason}." if reason else "."), "wrong-shape")
+            raise StudentError(_("{what} returned shape {0}; expected {1}{said}").format(_shape_text(got_shape), _shape_text(want_shape), what=what, said=said) + (f": {reason}." if reason else "."), "wrong-shape")
         if isinstance(value, Opaque):
             t = as_tensor(value, what)  # raises: an opaque value of the right shape is still not a tensor
         t = t.detach().to(torch.float64)
         if finite and not torch.isfinite(t).all():
             where = tuple(int(i) for i in (~torch.isfinite(t)).nonzero()[0])
-            raise StudentError(f"{what} contains NaN or inf (first at entry {list(where)}): look for a division "
-                               "by zero or a log of 0.", "not-finite")
+            raise StudentError(_("{what} contains NaN or inf (first at entry {0}): look for a division by zero or a log of 0.").format(list(where), what=what), "not-finite")
         return t
 
     return convert
@@ -535,18 +527,18 @@ def number_answer(meaning: str) -> Callable[[Any, Any, "Case"], float]:
 
     def convert(value: Any, want: Any, case: Case) -> float:
         if isinstance(value, bool):
-            raise StudentError(f"{case.call} should return one number, {meaning}, got a bool.", "not-a-number")
+            raise StudentError(_("{call} should return one number, {meaning}, got a bool.").format(call=case.call, meaning=meaning), "not-a-number")
         if isinstance(value, complex):
-            raise StudentError(f"{case.call} returned a complex number; {meaning} is real.", "complex")
+            raise StudentError(_("{call} returned a complex number; {meaning} is real.").format(call=case.call, meaning=meaning), "complex")
         if isinstance(value, (str, bytes, dict, list, tuple)) or value is None or isinstance(value, Opaque):
-            raise StudentError(f"{case.call} should return one number, {meaning}, got {_kind(value)}.",
+            raise StudentError(_("{call} should return one number, {meaning}, got {0}.").format(_kind(value), call=case.call, meaning=meaning),
                                "not-a-number")
         t = as_tensor(value, case.call)
         if t.numel() != 1:
-            raise StudentError(f"{case.call} should return one number, {meaning}, got {_kind(t)}.", "not-a-number")
+            raise StudentError(_("{call} should return one number, {meaning}, got {0}.").format(_kind(t), call=case.call, meaning=meaning), "not-a-number")
         number = float(t.reshape(()).to(torch.float64))
         if not math.isfinite(number):
-            raise StudentError(f"{case.call} returned {number}; {meaning} is a finite number.", "not-finite")
+            raise StudentError(_("{call} returned {number}; {meaning} is a finite number.").format(call=case.call, number=number, meaning=meaning), "not-finite")
         return number
 
     return convert
@@ -571,7 +563,7 @@ def first_difference(got: torch.Tensor, want: torch.Tensor, atol: float, name: s
     """``"entry [2, 3] should be 0.1234, got 0.5678"`` for the first entry off by more than ``atol``."""
     index = tuple(int(i) for i in ((got - want).abs() > atol).nonzero()[0])
     at = ", ".join(str(i) for i in index)
-    return f"{name} [{at}] should be {float(want[index]):.4f}, got {float(got[index]):.4f}"
+    return _("{name} [{at}] should be {0:.4f}, got {1:.4f}").format(float(want[index]), float(got[index]), name=name, at=at)
 
 
 # --- the loop -----------------------------------------------------------------------------------
@@ -670,7 +662,7 @@ def _value(ex: Exercise, run: student_calls, i: int, case: Case, name: str, limi
     except StudentError as err:
         hint = ex.explain(outcome[1], outcome[2], case) if err.mistake == "raised" and ex.explain else ""
         if hint:
-            raise StudentError(f"{err.message}. {hint}", "raised") from None
+            raise StudentError(_("{message}. {hint}").format(message=err.message, hint=hint), "raised") from None
         raise
 
 
@@ -697,8 +689,8 @@ def run_exercise(ex: Exercise, fn: Callable[..., Any], *, quiet: bool = False,
     """
     limit = time_limit(limit)
     if not callable(fn):
-        return failed(ex.title, f"expected a function, got {_kind(fn)}.", "not-callable", quiet=quiet)
-    name = getattr(fn, "__name__", "your function")
+        return failed(ex.title, _("expected a function, got {0}.").format(_kind(fn)), "not-callable", quiet=quiet)
+    name = getattr(fn, "__name__", _("your function"))
     wants = _wants(ex)
     with student_calls(fn, [c.args for c in ex.cases], limit) as run:
         verdict = _verdict(ex, run, wants, name, limit)
@@ -706,7 +698,7 @@ def run_exercise(ex: Exercise, fn: Callable[..., Any], *, quiet: bool = False,
         return passed(ex.title, ex.success, quiet=quiet)
     message, mistake = verdict
     if run.lines or run.printed:
-        message += f" (Your function printed {run.lines} line(s), not shown here: see .printed on the result.)"
+        message += _(" (Your function printed {lines} line(s), not shown here: see .printed on the result.)").format(lines=run.lines)
     return failed(ex.title, message, mistake, quiet=quiet, printed=run.printed)
 
 
@@ -715,7 +707,7 @@ def _diagnosis(ex: Exercise, got: Any, want: Any, case: Case) -> tuple[str, str]
         found = ex.diagnose(got, want, case) if ex.diagnose else None
     except Exception:  # noqa: BLE001 - a diagnosis that fails must not hide the verdict
         found = None
-    return found or ("other", "it differs from the reference answer.")
+    return found or ("other", _("it differs from the reference answer."))
 
 
 def _rest(run: student_calls, start: int, stop: int) -> list[Any]:
@@ -740,16 +732,16 @@ def _verdict(ex: Exercise, run: student_calls, wants: list[Any], name: str, limi
             except StudentError as err:
                 run.stop()  # every value needed is here: free the CPU for the diagnosis
                 mistake = _named(ex, values)
-                return (f"{case.call} is off: {mistake.why}", mistake.name) if mistake else (err.message, err.mistake)
+                return (_("{call} is off: {why}").format(call=case.call, why=mistake.why), mistake.name) if mistake else (err.message, err.mistake)
             if ex.same(got, wants[i]):
                 continue
             values += _rest(run, i + 1, len(ex.cases))
             run.stop()
             mistake = _named(ex, values)
             if mistake:
-                return f"{case.call} is off: {mistake.why}", mistake.name
+                return _("{call} is off: {why}").format(call=case.call, why=mistake.why), mistake.name
             label, text = _diagnosis(ex, got, wants[i], case)
-            return f"{case.call} is off: {text}", label
+            return _("{call} is off: {text}").format(call=case.call, text=text), label
     except StudentError as err:
         return err.message, err.mistake
     return None
@@ -774,11 +766,11 @@ class expect_error:  # noqa: N801 - used as a context manager, reads like a sent
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: object) -> bool:
         name = self.exc_type.__name__
         if error is None:
-            raise AssertionError(f"expected {name}, but the block ran without raising it")
+            raise AssertionError(_("expected {name}, but the block ran without raising it").format(name=name))
         if not isinstance(error, self.exc_type):
             return False  # another error: let it surface unchanged
         if self.match is not None and self.match not in str(error):
-            raise AssertionError(f"{name} was raised, but its message does not mention {self.match!r}: {error}")
+            raise AssertionError(_("{name} was raised, but its message does not mention {match!r}: {error}").format(name=name, match=self.match, error=error))
         self.error = error
         print(f"{type(error).__name__}: {error}")
         return True

@@ -37,6 +37,7 @@ from ._base import (
     tensor_answer,
     time_limit as _time_limit,
 )
+from ..i18n import _, lazy_
 
 __all__ = ["check_copy_loss_mask", "check_extrapolation_prediction", "COPY_MASK_MISTAKES",
            "PREDICTION_MISTAKES", "PREDICTION_TOLERANCE", "check_relative_part", "RELATIVE_PART_MISTAKES"]
@@ -61,29 +62,23 @@ def _below(lengths: Tensor, total_len: int, factor: int) -> Tensor:
 
 _MASK_MISTAKES = (
     Mistake("includes-separator", lambda lengths, total: _between(lengths, total, -1, 0),
-            "your mask also counts position n - 1, whose target is SEP. SEP always comes right after the prompt: "
-            "predicting it is not copying. Start at t = n."),
+            lazy_("your mask also counts position n - 1, whose target is SEP. SEP always comes right after the prompt: predicting it is not copying. Start at t = n.")),
     Mistake("shifted-right", lambda lengths, total: _between(lengths, total, 1, 1),
-            "your mask is shifted one position to the right (n+1 .. 2n). The input at position t predicts the token "
-            "at t + 1, so the first copied token (at sequence index n + 1) is predicted at t = n, and the last "
-            "(index 2n) at t = 2n - 1."),
+            lazy_("your mask is shifted one position to the right (n+1 .. 2n). The input at position t predicts the token at t + 1, so the first copied token (at sequence index n + 1) is predicted at t = n, and the last (index 2n) at t = 2n - 1.")),
     Mistake("prompt-half", lambda lengths, total: _below(lengths, total, 1),
-            "your mask covers the prompt half (t < n). Those targets are random tokens nobody can predict; the loss "
-            "belongs on the copied half, which starts at t = n."),
+            lazy_("your mask covers the prompt half (t < n). Those targets are random tokens nobody can predict; the loss belongs on the copied half, which starts at t = n.")),
     Mistake("all-real-tokens", lambda lengths, total: _below(lengths, total, 2),
-            "your mask counts every real position (t < 2n), including the prompt, whose next tokens are random. "
-            "Keep only the copied half."),
+            lazy_("your mask counts every real position (t < 2n), including the prompt, whose next tokens are random. Keep only the copied half.")),
     Mistake("includes-padding", lambda lengths, total: _between(lengths, total, 0, None),
-            "your mask runs to the end of the row (t >= n), into the padding of shorter sequences. "
-            "Stop where the copy ends."),
+            lazy_("your mask runs to the end of the row (t >= n), into the padding of shorter sequences. Stop where the copy ends.")),
     Mistake("inverted", lambda lengths, total: ~copy_loss_mask(lengths, total),
-            "your mask is inverted: True where it should be False. Use & (and) / >= < rather than their negations."),
+            lazy_("your mask is inverted: True where it should be False. Use & (and) / >= < rather than their negations.")),
 )
 
 #: The named mistakes :func:`check_copy_loss_mask` recognises.
 COPY_MASK_MISTAKES = tuple(m.name for m in _MASK_MISTAKES)
 
-_MASK_SHAPE = tensor_answer(meaning="one row per sequence, one column per input position", finite=False)
+_MASK_SHAPE = tensor_answer(meaning=lazy_("one row per sequence, one column per input position"), finite=False)
 
 
 def _as_mask(value: Any, want: Any, case: Case) -> Tensor:
@@ -91,7 +86,7 @@ def _as_mask(value: Any, want: Any, case: Case) -> Tensor:
     if not bool(((got == 0) | (got == 1)).all()):
         shown = sorted(set(got[(got != 0) & (got != 1)].flatten().tolist()))[:3]
         shown = ", ".join("nan" if v != v else f"{v:g}" for v in shown)
-        raise StudentError(f"{case.call} returned values such as {shown}; a mask holds True/False (or 1/0).",
+        raise StudentError(_("{call} returned values such as {shown}; a mask holds True/False (or 1/0).").format(call=case.call, shown=shown),
                            "not-boolean")
     return got != 0
 
@@ -99,12 +94,11 @@ def _as_mask(value: Any, want: Any, case: Case) -> Tensor:
 def _diagnose_mask(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
     lengths = case.args[0].tolist()
     b, t = (int(v) for v in (got != want).nonzero()[0])
-    return ("other", f"row {b} (n = {lengths[b]}) position {t} should be {bool(want[b, t])}: only positions whose "
-                     "next token is a copied token count.")
+    return ("other", _("row {b} (n = {0}) position {t} should be {1}: only positions whose next token is a copied token count.").format(lengths[b], bool(want[b, t]), b=b, t=t))
 
 
 _MASK = Exercise(
-    title="Exercise 5.2: copy-task loss mask",
+    title=lazy_("Exercise 5.2: copy-task loss mask"),
     cases=tuple(Case((torch.tensor(lengths), total), f"fn(lengths={lengths}, total_len={total})")
                 for lengths, total in _MASK_CASES),
     reference=copy_loss_mask,
@@ -112,7 +106,7 @@ _MASK = Exercise(
     same=lambda a, b: a.shape == b.shape and torch.equal(a, b),
     mistakes=_MASK_MISTAKES,
     diagnose=_diagnose_mask,
-    success=f"matches the reference mask on {len(_MASK_CASES)} batches (mixed lengths with padding included).",
+    success=lazy_("matches the reference mask on {0} batches (mixed lengths with padding included).", len(_MASK_CASES)),
 )
 
 
@@ -131,17 +125,14 @@ def check_copy_loss_mask(fn: Callable[[Tensor, int], object], *, quiet: bool = F
 #: How far a predicted accuracy may be from the measured one and still count as close.
 PREDICTION_TOLERANCE = 0.25
 _SHOULD_PREDICT = ("none", "learned", "sinusoidal", "rope")
-_EX_PREDICT = "Exercise 5.1: predict the curve"
+_EX_PREDICT = lazy_("Exercise 5.1: predict the curve")
 
 _PREDICTION_NOTES = {
     "sinusoidal-extrapolates": (
-        "You expected the sinusoidal model to keep copying at 2L because PE(pos) can be computed for any pos. It "
-        "can, but the model never saw positions >= 2L in training: its attention, tuned to the vectors of "
-        "positions 0..2L-1, drifts on the new ones (seed section 4.3)."),
+        lazy_("You expected the sinusoidal model to keep copying at 2L because PE(pos) can be computed for any pos. It can, but the model never saw positions >= 2L in training: its attention, tuned to the vectors of positions 0..2L-1, drifts on the new ones (seed section 4.3).")),
     "learned-number": (
-        "You gave a number for 'learned'. Its table has exactly 2L rows: at length 2L the model cannot even run "
-        "(PositionOutOfRangeError)."),
-    "far-off": "Look at the plot, then say in one sentence why the curve is where it is.",
+        lazy_("You gave a number for 'learned'. Its table has exactly 2L rows: at length 2L the model cannot even run (PositionOutOfRangeError).")),
+    "far-off": lazy_("Look at the plot, then say in one sentence why the curve is where it is."),
 }
 
 #: What :func:`check_extrapolation_prediction` recognises: notes on a recorded prediction (the first three)
@@ -154,25 +145,23 @@ def _guess(value: Any, encoding: str) -> float | None:
     if value is None:
         return None
     try:
-        number = number_answer("a token accuracy")(value, None, Case((), "fn()"))
+        number = number_answer(lazy_("a token accuracy"))(value, None, Case((), "fn()"))
     except StudentError:
         number = float("nan")
     if not 0.0 <= number <= 1.0:
         shown = repr(value) if isinstance(value, (int, float, str)) and len(repr(value)) <= 24 else \
             f"a {type(value).__name__}"
-        raise StudentError(f"the prediction for {encoding!r} is {shown}: give a token accuracy between 0 and 1, "
-                           "or None.", "not-a-probability")
+        raise StudentError(_("the prediction for {encoding!r} is {shown}: give a token accuracy between 0 and 1, or None.").format(encoding=encoding, shown=shown), "not-a-probability")
     return number
 
 
 def _read_prediction(got: Any, results: LabResults) -> dict[str, float | None]:
     if not isinstance(got, dict):
-        raise StudentError("fn() should return a dict like {'none': 0.5, 'learned': None, ...}, got "
-                           f"a {type(got).__name__}.", "not-a-dict")
+        raise StudentError(_("fn() should return a dict like {{'none': 0.5, 'learned': None, ...}}, got a {type_name}.").format(type_name=type(got).__name__), "not-a-dict")
     wanted = [e for e in _SHOULD_PREDICT if e in results.encodings]
     missing = [e for e in wanted if e not in got]
     if missing:
-        raise StudentError(f"your dict has no prediction for {', '.join(missing)}.", "missing-encoding")
+        raise StudentError(_("your dict has no prediction for {0}.").format(', '.join(missing)), "missing-encoding")
     return {e: _guess(got[e], e) for e in wanted}
 
 
@@ -191,11 +180,11 @@ def _note(guesses: dict[str, float | None], measured: dict[str, float | None]) -
 
 def _side_by_side(guesses: dict[str, float | None], measured: dict[str, float | None]) -> str:
     def show(v: float | None) -> str:
-        return "cannot run" if v is None else f"{v:.2f}"
+        return _("cannot run") if v is None else f"{v:.2f}"
 
     def one(e: str, g: float | None) -> str:
         if g is None and measured[e] is not None:
-            return f"{e}: you said it cannot run, but it runs (only a learned table has a last row): {show(measured[e])}"
+            return _("{e}: you said it cannot run, but it runs (only a learned table has a last row): {0}").format(show(measured[e]), e=e)
         return f"{e} {show(g)} vs {show(measured[e])}"
 
     return "; ".join(one(e, g) for e, g in guesses.items())
@@ -217,7 +206,7 @@ def check_extrapolation_prediction(fn: Callable[[], object], *, results: LabResu
     results = results or reference_results()
     n = 2 * results.train_len
     if not callable(fn):
-        return failed(_EX_PREDICT, f"expected a function, got a {type(fn).__name__}.", "not-callable", quiet=quiet)
+        return failed(_EX_PREDICT, _("expected a function, got a {type_name}.").format(type_name=type(fn).__name__), "not-callable", quiet=quiet)
     with student_calls(fn, [()], limit) as run:
         outcome = run.outcome(0)
     try:
@@ -227,9 +216,9 @@ def check_extrapolation_prediction(fn: Callable[[], object], *, results: LabResu
         return failed(_EX_PREDICT, err.message, err.mistake, quiet=quiet, printed=run.printed)
     measured = {e: results.accuracy_at(e, n) for e in guesses}
     note = _note(guesses, measured)
-    message = f"at copy length 2L = {n}, your prediction vs the measured accuracy: {_side_by_side(guesses, measured)}."
+    message = _("at copy length 2L = {n}, your prediction vs the measured accuracy: {0}.").format(_side_by_side(guesses, measured), n=n)
     if note:
-        message += " " + _PREDICTION_NOTES[note]
+        message += " " + str(_PREDICTION_NOTES[note])
     return report(CheckResult(_EX_PREDICT, False, message, note, recorded=True, printed=run.printed), quiet)
 
 
@@ -249,18 +238,13 @@ def _within_pairs(m: Tensor) -> Tensor:
 
 _RELATIVE_MISTAKES = (
     Mistake("scaled-identity-blocks", lambda m: torch.diag(torch.diagonal(relative_part(m))),
-            "this is relative (PE(i)ᵀ M PE(j) depends on j − i only), but not the closest: you dropped the "
-            "antisymmetric part of each 2 × 2 block. A quarter-turn J is relative too (PE(i)ᵀ J PE(j) is a sine of "
-            "(j − i)ω): keep it."),
+            lazy_("this is relative (PE(i)ᵀ M PE(j) depends on j − i only), but not the closest: you dropped the antisymmetric part of each 2 × 2 block. A quarter-turn J is relative too (PE(i)ᵀ J PE(j) is a sine of (j − i)ω): keep it.")),
     Mistake("rotation-reversed", lambda m: relative_part(m).T,
-            "relative, but not the closest: each block turns the opposite way. Keep the part of each block that "
-            "matches m's own antisymmetric part, with its sign."),
+            lazy_("relative, but not the closest: each block turns the opposite way. Keep the part of each block that matches m's own antisymmetric part, with its sign.")),
     Mistake("diagonal-only", lambda m: torch.diag(torch.diagonal(m)),
-            "keeping m's diagonal is not enough: within a pair the sin and the cos entries get different weights, "
-            "so the term depends on i + j too. The two entries of a pair must be equal."),
+            lazy_("keeping m's diagonal is not enough: within a pair the sin and the cos entries get different weights, so the term depends on i + j too. The two entries of a pair must be equal.")),
     Mistake("blocks-unchanged", _within_pairs,
-            "keeping each 2 × 2 block as it is removes the mixing of different frequencies, but a generic block does "
-            "not commute with rotations: keep only its scaled-rotation part."),
+            lazy_("keeping each 2 × 2 block as it is removes the mixing of different frequencies, but a generic block does not commute with rotations: keep only its scaled-rotation part.")),
 )
 
 #: Named mistakes recognised by :func:`check_relative_part`.
@@ -269,7 +253,7 @@ RELATIVE_PART_MISTAKES = tuple(m.name for m in _RELATIVE_MISTAKES)
 
 def _relative_cases() -> tuple[Case, ...]:
     gen = torch.Generator().manual_seed(53)
-    return tuple(Case((torch.randn(d, d, generator=gen, dtype=torch.float64),), f"fn(m of shape ({d}, {d}))")
+    return tuple(Case((torch.randn(d, d, generator=gen, dtype=torch.float64),), lazy_("fn(m of shape ({d}, {d}))", d=d))
                  for d in (4, 8, 16))
 
 
@@ -278,21 +262,19 @@ def _diagnose_relative(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]
     pe = sinusoidal(_RELATIVE_POSITIONS, m.shape[0], dtype=torch.float64)
     spread = toeplitz_deviation(pe @ got @ pe.T)
     if spread > 1e-6:
-        return ("not-relative", f"PE(i)ᵀ M' PE(j) is not a function of j − i: along one diagonal it varies by "
-                                f"{100 * spread:.0f} % of its largest value. Which entries of m can survive?")
-    return ("not-closest", f"relative, but ‖M' − m‖ = {float((got - m).norm()):.3f} where "
-                           f"{float((want - m).norm()):.3f} is possible: keep everything of m that is relative.")
+        return ("not-relative", _("PE(i)ᵀ M' PE(j) is not a function of j − i: along one diagonal it varies by {0:.0f} % of its largest value. Which entries of m can survive?").format(100 * spread))
+    return ("not-closest", _("relative, but ‖M' − m‖ = {0:.3f} where {1:.3f} is possible: keep everything of m that is relative.").format(float((got - m).norm()), float((want - m).norm())))
 
 
 _RELATIVE = Exercise(
-    title="Exercise 5.3: keep only the relative part of W_Q W_Kᵀ",
+    title=lazy_("Exercise 5.3: keep only the relative part of W_Q W_Kᵀ"),
     cases=_relative_cases(),
     reference=relative_part,
     atol=_RELATIVE_TOL,
-    meaning="M' has the shape of m",
+    meaning=lazy_("M' has the shape of m"),
     mistakes=_RELATIVE_MISTAKES,
     diagnose=_diagnose_relative,
-    success="relative and closest to m for d = 4, 8, 16: one scaled rotation per pair, nothing between pairs.",
+    success=lazy_("relative and closest to m for d = 4, 8, 16: one scaled rotation per pair, nothing between pairs."),
 )
 
 

@@ -35,6 +35,7 @@ from ._base import (
     run_exercise,
     tensor_answer,
 )
+from ..i18n import _, lazy_
 
 __all__ = ["check_sinusoidal", "SINUSOIDAL_MISTAKES", "example_mistakes",
            "check_concatenated_to_interleaved", "LAYOUT_MISTAKES",
@@ -42,8 +43,8 @@ __all__ = ["check_sinusoidal", "SINUSOIDAL_MISTAKES", "example_mistakes",
 
 _ATOL = 1e-4
 _CASES = ((16, 8), (50, 32), (9, 6))
-_EX_TABLE = "Exercise 3.1: the sinusoidal table"
-_EX_LAYOUT = "Exercise 3.2: concatenated -> interleaved"
+_EX_TABLE = lazy_("Exercise 3.1: the sinusoidal table")
+_EX_LAYOUT = lazy_("Exercise 3.2: concatenated -> interleaved")
 _T2T = "ω_i = 10000^(-i/(d/2-1))"
 
 
@@ -141,36 +142,27 @@ def _bug_exponent_i_over_d(seq_len: int, dim: int) -> Tensor:
 
 _TABLE_MISTAKES = (
     Mistake("cos-exponent", _bug_cos_exponent,
-            "the cos columns use the exponent 2(i+1)/d. Both columns of pair i share ONE frequency "
-            "ω_i = 10000^(-2i/d): sin and cos differ only by a phase of π/2."),
+            lazy_("the cos columns use the exponent 2(i+1)/d. Both columns of pair i share ONE frequency ω_i = 10000^(-2i/d): sin and cos differ only by a phase of π/2.")),
     Mistake("dimension-index", _bug_dimension_index,
-            "the exponent uses the column index j instead of 2·(j//2). Columns 2i and 2i+1 form a pair "
-            "and must share the exponent 2i/d (for the cos column j = 2i+1, use j - 1, not j)."),
-    Mistake("base-1000", _bug_base_1000, "the base is 1000. The paper and the seed use 10000: ω_i = 10000^(-2i/d)."),
+            lazy_("the exponent uses the column index j instead of 2·(j//2). Columns 2i and 2i+1 form a pair and must share the exponent 2i/d (for the cos column j = 2i+1, use j - 1, not j).")),
+    Mistake("base-1000", _bug_base_1000, lazy_("the base is 1000. The paper and the seed use 10000: ω_i = 10000^(-2i/d).")),
     Mistake("sine-only", _bug_sine_only,
-            "every column is a sine. The odd columns 2i+1 must be cos(pos·ω_i): the cos partner is what "
-            "makes PE(pos+k) a rotation of PE(pos)."),
+            lazy_("every column is a sine. The odd columns 2i+1 must be cos(pos·ω_i): the cos partner is what makes PE(pos+k) a rotation of PE(pos).")),
     Mistake("sine-only-zeros", _bug_sine_only_zeros,
-            "the odd (cos) columns are all zero. Fill them with cos(pos·ω_i), e.g. pe[:, 1::2] = torch.cos(angles)."),
+            lazy_("the odd (cos) columns are all zero. Fill them with cos(pos·ω_i), e.g. pe[:, 1::2] = torch.cos(angles).")),
     Mistake("multiply-instead-of-divide", _bug_multiply,
-            "the position is multiplied by 10000^(2i/d). It must be divided: pos / 10000^(2i/d) = pos·ω_i, "
-            "so frequencies fall (wavelengths grow) with i."),
+            lazy_("the position is multiplied by 10000^(2i/d). It must be divided: pos / 10000^(2i/d) = pos·ω_i, so frequencies fall (wavelengths grow) with i.")),
     Mistake("concatenated-layout", _bug_concatenated,
-            "this is the concatenated layout [sin | cos]. The exercise asks for the interleaved one: "
-            "sin in even columns (0::2), cos in odd columns (1::2). The two differ only by a column permutation."),
-    Mistake("swapped-sin-cos", _bug_swapped, "sin and cos are swapped: even columns are sin, odd columns cos."),
+            lazy_("this is the concatenated layout [sin | cos]. The exercise asks for the interleaved one: sin in even columns (0::2), cos in odd columns (1::2). The two differ only by a column permutation.")),
+    Mistake("swapped-sin-cos", _bug_swapped, lazy_("sin and cos are swapped: even columns are sin, odd columns cos.")),
     Mistake("index-doubled", _bug_index_doubled,
-            "the exponent is 4i/d: arange(0, d, 2) already gives 2i, so do not multiply it by 2 again."),
+            lazy_("the exponent is 4i/d: arange(0, d, 2) already gives 2i, so do not multiply it by 2 again.")),
     Mistake("tensor2tensor-frequencies", _bug_t2t_frequencies,
-            f"these are the frequencies of tensor2tensor and fairseq, {_T2T} (the log step is log(10000)/(d/2-1)). "
-            "The paper and the seed use ω_i = 10000^(-2i/d): divide the exponent by d, not by d/2 - 1."),
+            lazy_("these are the frequencies of tensor2tensor and fairseq, {T2T} (the log step is log(10000)/(d/2-1)). The paper and the seed use ω_i = 10000^(-2i/d): divide the exponent by d, not by d/2 - 1.", T2T=_T2T)),
     Mistake("tensor2tensor-table", _bug_t2t_table,
-            f"this is tensor2tensor's and fairseq's table: the concatenated layout [sin | cos] AND {_T2T}. "
-            "The exercise asks for the paper's: interleaved columns (sin in 0::2, cos in 1::2) and "
-            "ω_i = 10000^(-2i/d)."),
+            lazy_("this is tensor2tensor's and fairseq's table: the concatenated layout [sin | cos] AND {T2T}. The exercise asks for the paper's: interleaved columns (sin in 0::2, cos in 1::2) and ω_i = 10000^(-2i/d).", T2T=_T2T)),
     Mistake("exponent-i-over-d", _bug_exponent_i_over_d,
-            "the exponent is i/d (the pair index i where 2i belongs): ω_i = 10000^(-2i/d), e.g. "
-            "torch.arange(0, dim, 2) / dim."),
+            lazy_("the exponent is i/d (the pair index i where 2i belongs): ω_i = 10000^(-2i/d), e.g. torch.arange(0, dim, 2) / dim.")),
 )
 
 #: The named mistakes :func:`check_sinusoidal` recognises.
@@ -217,9 +209,7 @@ def _reduced_precision(got: Tensor, want: Tensor) -> tuple[str, str] | None:
     for dtype in (torch.bfloat16, torch.float16):
         if error < 0.1 and torch.equal(got, got.to(dtype).to(torch.float64)):
             name = str(dtype).removeprefix("torch.")
-            return ("reduced-precision", f"every entry is a {name} number, and the error reaches {error:.2g} "
-                    f"(allowed: {_ATOL:g}). Compute the table in float32 or float64: {name} keeps about "
-                    f"{3 if dtype == torch.float16 else 2} significant digits, too few for pos·ω at large positions.")
+            return ("reduced-precision", _("every entry is a {name} number, and the error reaches {error:.2g} (allowed: {ATOL:g}). Compute the table in float32 or float64: {name} keeps about {0} significant digits, too few for pos·ω at large positions.").format(3 if dtype == torch.float16 else 2, name=name, error=error, ATOL=_ATOL))
     return None
 
 
@@ -231,8 +221,7 @@ def _schedule(seq_len: int, dim: int, got: Tensor) -> tuple[str, str] | None:
     omega = inverse_frequencies(dim)
     offset = round(float(phase[-1] / omega[-1]))
     if offset != 0 and torch.allclose(_table_at(torch.arange(seq_len) + offset, omega), got, atol=_ATOL):
-        return ("shifted-positions", f"the positions are shifted by {offset}: row 0 is PE({offset}), not PE(0) "
-                f"(fairseq, for one, starts at padding_idx + 1). Use positions torch.arange(seq_len), from 0.")
+        return ("shifted-positions", _("the positions are shifted by {offset}: row 0 is PE({offset}), not PE(0) (fairseq, for one, starts at padding_idx + 1). Use positions torch.arange(seq_len), from 0.").format(offset=offset))
     if not torch.allclose(phase, torch.zeros_like(phase), atol=1e-3):
         return None
     if torch.allclose(step, omega, rtol=1e-3, atol=1e-6):
@@ -240,16 +229,14 @@ def _schedule(seq_len: int, dim: int, got: Tensor) -> tuple[str, str] | None:
     ratio = step / omega
     if torch.allclose(ratio, ratio[0].expand_as(ratio), rtol=1e-3):
         s = float(ratio[0])
-        extra = " (π/180: degrees where radians are meant?)" if abs(s - math.pi / 180) < 1e-4 else ""
-        return ("scaled-angles", f"every angle is pos·ω_i times {s:.4g}{extra}: the frequencies are right up to a "
-                "constant factor. The angle is exactly pos·ω_i = pos / 10000^(2i/d), in radians.")
+        extra = _(" (π/180: degrees where radians are meant?)") if abs(s - math.pi / 180) < 1e-4 else ""
+        return ("scaled-angles", _("every angle is pos·ω_i times {s:.4g}{extra}: the frequencies are right up to a constant factor. The angle is exactly pos·ω_i = pos / 10000^(2i/d), in radians.").format(s=s, extra=extra))
     if dim >= 4 and bool((step > 0).all()):
         logs = torch.log(step)
         slope = logs[1:] - logs[:-1]
         if bool((logs[0].abs() < 1e-3)) and torch.allclose(slope, slope[0].expand_as(slope), rtol=1e-3, atol=1e-6):
             base = math.exp(-float(slope[0]) * dim / 2)
-            return ("other-schedule", f"the frequencies follow ω_i = B^(-2i/d) with B ≈ {base:.4g}. The paper and "
-                    "the seed use B = 10000: ω_i = 10000^(-2i/d).")
+            return ("other-schedule", _("the frequencies follow ω_i = B^(-2i/d) with B ≈ {base:.4g}. The paper and the seed use B = 10000: ω_i = 10000^(-2i/d).").format(base=base))
     return None
 
 
@@ -263,8 +250,7 @@ def _pair_frequency(dim: int, got: Tensor) -> tuple[str, str] | None:
     if len(wrong) == 0:
         return None
     i = int(wrong[0])
-    return ("other-schedule", f"columns {2 * i} and {2 * i + 1} are a sin/cos pair, but with frequency "
-            f"{float(step[i]):.4g} where ω_{i} = 10000^(-{2 * i}/{dim}) = {float(omega[i]):.4g}.")
+    return ("other-schedule", _("columns {0} and {1} are a sin/cos pair, but with frequency {2:.4g} where ω_{i} = 10000^(-{3}/{dim}) = {4:.4g}.").format(2 * i, 2 * i + 1, float(step[i]), 2 * i, float(omega[i]), i=i, dim=dim))
 
 
 def _diagnose_table(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
@@ -274,21 +260,16 @@ def _diagnose_table(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
         return found
     rows = _row_order(got, want)
     if rows is not None:
-        return ("rows-permuted", f"the rows are right but in another order (row 0 is PE({rows[0]}), row 1 is "
-                f"PE({rows[1]})): row pos must be PE(pos), positions in increasing order from 0.")
+        return ("rows-permuted", _("the rows are right but in another order (row 0 is PE({0}), row 1 is PE({1})): row pos must be PE(pos), positions in increasing order from 0.").format(rows[0], rows[1]))
     cols = _row_order(got.T, want.T)
     if cols is not None:
-        return ("columns-permuted", f"the columns are right but in another order (column 0 holds the reference's "
-                f"column {cols[0]}, column 1 its column {cols[1]}): column 2i is sin(pos·ω_i), column 2i+1 "
-                "cos(pos·ω_i).")
+        return ("columns-permuted", _("the columns are right but in another order (column 0 holds the reference's column {0}, column 1 its column {1}): column 2i is sin(pos·ω_i), column 2i+1 cos(pos·ω_i).").format(cols[0], cols[1]))
     found = _pair_frequency(dim, got)
     if found:
         return found
     pos, col = (int(v) for v in ((got - want).abs() > _ATOL).nonzero()[0])
     kind = "sin" if col % 2 == 0 else "cos"
-    return ("other", f"the first wrong entry is at position {pos}, column {col} ({kind} of pair {col // 2}): "
-            f"expected {float(want[pos, col]):.4f}, got {float(got[pos, col]):.4f}. "
-            "Check ω_i = 10000^(-2i/d) and the sin/cos columns.")
+    return ("other", _("the first wrong entry is at position {pos}, column {col} ({kind} of pair {0}): expected {1:.4f}, got {2:.4f}. Check ω_i = 10000^(-2i/d) and the sin/cos columns.").format(col // 2, float(want[pos, col]), float(got[pos, col]), pos=pos, col=col, kind=kind))
 
 
 _TABLE = Exercise(
@@ -298,8 +279,8 @@ _TABLE = Exercise(
     atol=_ATOL,
     mistakes=_TABLE_MISTAKES,
     diagnose=_diagnose_table,
-    success="matches the reference table for (seq_len, dim) = " + ", ".join(f"({n}, {d})" for n, d in _CASES)
-            + f", within {_ATOL:g}.",
+    success=lazy_("matches the reference table for (seq_len, dim) = {cases}, within {atol:g}.",
+                  cases=", ".join(f"({n}, {d})" for n, d in _CASES), atol=_ATOL),
 )
 
 
@@ -330,14 +311,11 @@ def _sin_cos_swapped(dim: int) -> Tensor:
 
 _LAYOUT_MISTAKES = (
     Mistake("forward-permutation", layout_permutation,
-            "this is layout_permutation(d), the order that turns interleaved INTO concatenated "
-            "([0, 2, 4, ..., 1, 3, 5, ...]). You need the way back, its inverse: interleaved column 2i is "
-            "concatenated column i, and column 2i+1 is concatenated column d/2 + i."),
+            lazy_("this is layout_permutation(d), the order that turns interleaved INTO concatenated ([0, 2, 4, ..., 1, 3, 5, ...]). You need the way back, its inverse: interleaved column 2i is concatenated column i, and column 2i+1 is concatenated column d/2 + i.")),
     Mistake("sin-cos-swapped", _sin_cos_swapped,
-            "sin and cos end up swapped: even columns must take the sin half (columns 0 .. d/2 - 1), odd "
-            "columns the cos half (d/2 .. d - 1)."),
+            lazy_("sin and cos end up swapped: even columns must take the sin half (columns 0 .. d/2 - 1), odd columns the cos half (d/2 .. d - 1).")),
     Mistake("identity", lambda dim: torch.arange(dim),
-            "this order keeps every column where it is, so the table stays concatenated."),
+            lazy_("this order keeps every column where it is, so the table stays concatenated.")),
 )
 
 #: The named mistakes :func:`check_concatenated_to_interleaved` recognises (besides shape/type/not-a-permutation).
@@ -350,19 +328,16 @@ def _as_order(value: Any, want: Any, case: Case) -> Tensor:
     t = tensor_answer(finite=False)(value, torch.empty(dim), case)  # type, device, complex and shape first
     raw = torch.as_tensor(value)
     if raw.is_floating_point() or raw.dtype == torch.bool:
-        raise StudentError(f"{case.call} returned {raw.dtype} values; column indices must be integers "
-                           "(torch.long), e.g. build them with torch.arange.", "not-integers")
+        raise StudentError(_("{call} returned {dtype} values; column indices must be integers (torch.long), e.g. build them with torch.arange.").format(call=case.call, dtype=raw.dtype), "not-integers")
     if sorted(t.long().tolist()) != list(range(dim)):
-        raise StudentError(f"{case.call} does not return a permutation of 0..{dim - 1}: every column must be used "
-                           "exactly once.", "not-a-permutation")
+        raise StudentError(_("{call} does not return a permutation of 0..{0}: every column must be used exactly once.").format(dim - 1, call=case.call), "not-a-permutation")
     return t.long()
 
 
 def _diagnose_order(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
     j = int((got != want).nonzero()[0])
     kind = "sin" if j % 2 == 0 else "cos"
-    return ("other", f"interleaved column {j} ({kind} of pair {j // 2}) should come from concatenated column "
-            f"{int(want[j])}, got {int(got[j])}.")
+    return ("other", _("interleaved column {j} ({kind} of pair {0}) should come from concatenated column {1}, got {2}.").format(j // 2, int(want[j]), int(got[j]), j=j, kind=kind))
 
 
 _LAYOUT = Exercise(
@@ -373,7 +348,7 @@ _LAYOUT = Exercise(
     same=lambda a, b: a.shape == b.shape and torch.equal(a, b),
     mistakes=_LAYOUT_MISTAKES,
     diagnose=_diagnose_order,
-    success="concatenated[:, order] equals the interleaved table for d = " + ", ".join(map(str, _DIMS)) + ".",
+    success=lazy_("concatenated[:, order] equals the interleaved table for d = {dims}.", dims=", ".join(map(str, _DIMS))),
 )
 
 
@@ -402,7 +377,7 @@ def _rounded_table(n_positions: int, dim: int, decimals: int) -> Tensor:
 
 def _first_collision(n_positions: int, dim: int, decimals: int) -> tuple[int, int] | None:
     """Two positions whose rounded rows agree at ``dim`` columns, or None if all rows differ."""
-    _, inverse = torch.unique(_rounded_table(n_positions, dim, decimals), dim=0, return_inverse=True)
+    _rows, inverse = torch.unique(_rounded_table(n_positions, dim, decimals), dim=0, return_inverse=True)
     seen: dict[int, int] = {}
     for pos, row in enumerate(inverse.tolist()):
         if row in seen:
@@ -422,37 +397,33 @@ def _smallest_distinct_dim(n_positions: int, decimals: int) -> int:
 
 _DISTINCT_MISTAKES = (
     Mistake("pairs-not-columns", lambda n, k: _smallest_distinct_dim(n, k) // 2,
-            "that counts sin/cos pairs. The answer is the number of columns d, two per pair."),
+            lazy_("that counts sin/cos pairs. The answer is the number of columns d, two per pair.")),
 )
 
 
 def _diagnose_distinct(got: float, want: float, case: Case) -> tuple[str, str]:
     n, k = case.args
     if got != int(got) or got < 1:
-        return "not-an-integer", f"returned {got:g}; a number of columns is a positive whole number."
+        return "not-an-integer", _("returned {got:g}; a number of columns is a positive whole number.").format(got=got)
     dim = int(got)
     if dim % 2:
-        return "odd-dimension", (f"returned {dim}, an odd d: the table is built from sin/cos pairs, so d is even. "
-                                 "Try only d = 2, 4, 6, ...")
+        return "odd-dimension", (_("returned {dim}, an odd d: the table is built from sin/cos pairs, so d is even. Try only d = 2, 4, 6, ...").format(dim=dim))
     if dim < want:
         p, q = _first_collision(n, dim, k)
         row = ", ".join(f"{v:g}" for v in (_rounded_table(q + 1, dim, k)[q] + 0.0).tolist())
-        return "positions-collide", (f"returned {dim}, but at d = {dim} positions {p} and {q} round to the same row, "
-                                     f"[{row}]: they cannot be told apart.")
-    return "not-the-smallest", (f"returned {dim}: at d = {dim} the rows are distinct, but they already are at a smaller "
-                                "d. Search upwards from d = 2.")
+        return "positions-collide", (_("returned {dim}, but at d = {dim} positions {p} and {q} round to the same row, [{row}]: they cannot be told apart.").format(dim=dim, p=p, q=q, row=row))
+    return "not-the-smallest", (_("returned {dim}: at d = {dim} the rows are distinct, but they already are at a smaller d. Search upwards from d = 2.").format(dim=dim))
 
 
 _DISTINCT = Exercise(
-    title="Exercise 3.3: how many columns tell every position apart",
+    title=lazy_("Exercise 3.3: how many columns tell every position apart"),
     cases=tuple(Case((n, k), f"fn(n_positions={n}, decimals={k})") for n, k in _DISTINCT_CASES),
     reference=_smallest_distinct_dim,
-    convert=number_answer("the number of columns d"),
+    convert=number_answer(lazy_("the number of columns d")),
     same=lambda a, b: a == b,
     mistakes=_DISTINCT_MISTAKES,
     diagnose=_diagnose_distinct,
-    success=f"the smallest even d for {len(_DISTINCT_CASES)} (positions, decimals) settings: more pairs make a finer "
-            "ladder of speeds, and slower digits separate what the fast ones confuse.",
+    success=lazy_("the smallest even d for {0} (positions, decimals) settings: more pairs make a finer ladder of speeds, and slower digits separate what the fast ones confuse.", len(_DISTINCT_CASES)),
 )
 
 #: Named mistakes recognised by :func:`check_smallest_distinct_dim` (the first by its wrong function, the rest by

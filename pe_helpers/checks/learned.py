@@ -19,6 +19,7 @@ from torch import Tensor
 from ..learned import row_cosine_similarity
 from ._base import Case, CheckResult, Exercise, Mistake, StudentError, close, first_difference, run_exercise, \
     tensor_answer
+from ..i18n import _, lazy_
 
 __all__ = [
     "check_positions_before_projection",
@@ -60,31 +61,29 @@ def _projected(x: Tensor, table: Tensor, ws: tuple[Tensor, ...], *, with_positio
 
 _POSITIONS_MISTAKES = (
     Mistake("positions-after-projection", lambda x, t, *ws: _projected(x, t, ws, after=True),
-            "P is added after the projections (XW + P). The table is added to the input first, X̃ = X + P[:n], "
-            "and then projected: Q = X̃ W_Q, K = X̃ W_K, V = X̃ W_V."),
+            lazy_("P is added after the projections (XW + P). The table is added to the input first, X̃ = X + P[:n], and then projected: Q = X̃ W_Q, K = X̃ W_K, V = X̃ W_V.")),
     Mistake("v-without-positions", lambda x, t, *ws: _projected(x, t, ws, with_positions="qk"),
-            "V is computed from X without positions. With additive encodings the SAME X̃ = X + P feeds all three "
-            "projections, so V carries position too (only RoPE leaves V alone)."),
+            lazy_("V is computed from X without positions. With additive encodings the SAME X̃ = X + P feeds all three projections, so V carries position too (only RoPE leaves V alone).")),
     Mistake("only-q-k-positions", lambda x, t, *ws: _projected(x, t, ws, with_positions="q"),
-            "only Q got positions. Q, K and V are all projections of X̃ = X + P[:n]."),
+            lazy_("only Q got positions. Q, K and V are all projections of X̃ = X + P[:n].")),
     Mistake("no-positions", lambda x, t, *ws: _projected(x, t, ws, with_positions=""),
-            "the table is never used: add P[:n] (its first n rows) to X before projecting."),
+            lazy_("the table is never used: add P[:n] (its first n rows) to X before projecting.")),
     Mistake("transposed-weights", lambda x, t, *ws: _projected(x, t, ws, transposed=True),
-            "the weights are transposed: Q = X̃ @ W_Q, not X̃ @ W_Q.T."),
+            lazy_("the weights are transposed: Q = X̃ @ W_Q, not X̃ @ W_Q.T.")),
 )
 
 #: Named mistakes recognised by :func:`check_positions_before_projection`.
 POSITIONS_MISTAKES = tuple(m.name for m in _POSITIONS_MISTAKES)
 
-_ONE_TENSOR = tensor_answer(meaning="one row per token")
+_ONE_TENSOR = tensor_answer(meaning=lazy_("one row per token"))
 
 
 def _triple(value: object, want: object, case: Case) -> tuple[Tensor, ...]:
     if not isinstance(value, (tuple, list)) or len(value) != 3:
-        kind = "None (did you forget `return`?)" if value is None else f"a {type(value).__name__}"
+        kind = _("None (did you forget `return`?)") if value is None else f"a {type(value).__name__}"
         if isinstance(value, (tuple, list)):
             kind = f"a {type(value).__name__} of {len(value)}"
-        raise StudentError(f"{case.call} should return three tensors (q, k, v), got {kind}.", "not-a-triple")
+        raise StudentError(_("{call} should return three tensors (q, k, v), got {kind}.").format(call=case.call, kind=kind), "not-a-triple")
     return tuple(_ONE_TENSOR(t, w, Case(case.args, f"{case.call}[{i}] ({'qkv'[i]})"))
                  for i, (t, w) in enumerate(zip(value, want)))
 
@@ -92,26 +91,24 @@ def _triple(value: object, want: object, case: Case) -> tuple[Tensor, ...]:
 def _diagnose_projection(got: tuple, want: tuple, case: Case) -> tuple[str, str]:
     for label, g, w in zip("qkv", got, want):
         if not torch.allclose(g, w, atol=_ATOL, rtol=0):
-            return ("other", f"{label} is off by up to {float((g - w).abs().max()):.4f}. Compute x̃ = x + table[:n], "
-                             f"then {label} = x̃ @ w_{label}.")
-    return ("other", "it differs from the reference.")
+            return ("other", _("{label} is off by up to {0:.4f}. Compute x̃ = x + table[:n], then {label} = x̃ @ w_{label}.").format(float((g - w).abs().max()), label=label))
+    return ("other", _("it differs from the reference."))
 
 
 def _explain_projection(error: str, text: str, case: Case) -> str:
     n, max_len = case.args[0].shape[0], case.args[1].shape[0]
     if error == "RuntimeError" and "must match the size" in text and n != max_len:
-        return (f"Here x has {n} rows and the table {max_len}: add only the table's first n rows, table[:n] "
-                f"(table[: x.shape[0]]), not the whole table")
+        return (_("Here x has {n} rows and the table {max_len}: add only the table's first n rows, table[:n] (table[: x.shape[0]]), not the whole table").format(n=n, max_len=max_len))
     return ""
 
 
 def _projection_case(seed: int, n: int, max_len: int, d: int) -> Case:
     return Case(_projection_inputs(n, max_len, d, seed),
-                f"fn(x, table, w_q, w_k, w_v) with x ({n}, {d}) and a table of {max_len} rows")
+                lazy_("fn(x, table, w_q, w_k, w_v) with x ({n}, {d}) and a table of {max_len} rows", n=n, d=d, max_len=max_len))
 
 
 _PROJECTION = Exercise(
-    title="Exercise 2.1: positions before the projections",
+    title=lazy_("Exercise 2.1: positions before the projections"),
     cases=tuple(_projection_case(seed, *shape) for seed, shape in enumerate(_PROJECTION_CASES)),
     reference=lambda x, t, *ws: _projected(x, t, ws),
     convert=_triple,
@@ -119,7 +116,7 @@ _PROJECTION = Exercise(
     mistakes=_POSITIONS_MISTAKES,
     diagnose=_diagnose_projection,
     explain=_explain_projection,
-    success="Q, K and V are all projections of X + P[:n], on 3 random inputs.",
+    success=lazy_("Q, K and V are all projections of X + P[:n], on 3 random inputs."),
 )
 
 
@@ -140,15 +137,13 @@ def _unit(table: Tensor, dim: int) -> Tensor:
 
 _SIMILARITY_MISTAKES = (
     Mistake("not-normalised", lambda t: t @ t.T,
-            "these are raw dot products p_i · p_j. Divide by the lengths ‖p_i‖ ‖p_j‖ (normalise each row first), "
-            "so the diagonal is exactly 1."),
+            lazy_("these are raw dot products p_i · p_j. Divide by the lengths ‖p_i‖ ‖p_j‖ (normalise each row first), so the diagonal is exactly 1.")),
     Mistake("normalised-one-side", lambda t: _unit(t, 1) @ t.T,
-            "only one side is normalised (p_i/‖p_i‖ · p_j). Normalise both rows."),
+            lazy_("only one side is normalised (p_i/‖p_i‖ · p_j). Normalise both rows.")),
     Mistake("columns-instead-of-rows", lambda t: _unit(t, 0).T @ _unit(t, 0),
-            "this compares the table's columns (dimensions), a d × d matrix. Compare the rows p_i (positions): "
-            "an L × L matrix."),
+            lazy_("this compares the table's columns (dimensions), a d × d matrix. Compare the rows p_i (positions): an L × L matrix.")),
     Mistake("normalised-columns", lambda t: _unit(t, 0) @ _unit(t, 0).T,
-            "each column was normalised (norm over dim=0). Normalise each row: table.norm(dim=1, keepdim=True)."),
+            lazy_("each column was normalised (norm over dim=0). Normalise each row: table.norm(dim=1, keepdim=True).")),
 )
 
 #: Named mistakes recognised by :func:`check_row_similarity`.
@@ -158,17 +153,17 @@ SIMILARITY_MISTAKES = tuple(m.name for m in _SIMILARITY_MISTAKES)
 def _similarity_case(seed: int, rows: int, dim: int) -> Case:
     gen = torch.Generator().manual_seed(seed)
     table = torch.randn(rows, dim, generator=gen, dtype=torch.float64) * 3.0 + 0.5
-    return Case((table,), f"fn(table) for a table of shape ({rows}, {dim})")
+    return Case((table,), lazy_("fn(table) for a table of shape ({rows}, {dim})", rows=rows, dim=dim))
 
 
 _SIMILARITY = Exercise(
-    title="Exercise 2.2: cosine similarity of the rows",
+    title=lazy_("Exercise 2.2: cosine similarity of the rows"),
     cases=tuple(_similarity_case(seed, *shape) for seed, shape in enumerate(_SIMILARITY_SHAPES)),
     reference=row_cosine_similarity,
-    meaning="one entry per pair of rows",
+    meaning=lazy_("one entry per pair of rows"),
     mistakes=_SIMILARITY_MISTAKES,
     diagnose=lambda got, want, case: ("other", first_difference(got, want, _ATOL, "C") + "."),
-    success=f"C[i, j] = cos(p_i, p_j) for {len(_SIMILARITY_SHAPES)} random tables.",
+    success=lazy_("C[i, j] = cos(p_i, p_j) for {0} random tables.", len(_SIMILARITY_SHAPES)),
 )
 
 
@@ -209,14 +204,11 @@ def _rank_one_removal(table: Tensor) -> Tensor:
 
 _BLIND_MISTAKES = (
     Mistake("zero-matrix", lambda table: torch.zeros(table.shape[1], table.shape[1], dtype=table.dtype),
-            "W_V = 0 removes position, but every token with it: it must keep what is orthogonal to the positions "
-            "(x W_V = x when x ⟂ every p_i)."),
+            lazy_("W_V = 0 removes position, but every token with it: it must keep what is orthogonal to the positions (x W_V = x when x ⟂ every p_i).")),
     Mistake("keeps-only-position", _row_projector,
-            "this is the projector ONTO the positions: it keeps position and removes content, the opposite of what "
-            "was asked."),
+            lazy_("this is the projector ONTO the positions: it keeps position and removes content, the opposite of what was asked.")),
     Mistake("rows-not-orthogonalised", _rank_one_removal,
-            "subtracting p pᵀ/|p|² row by row is a projector only when the rows are orthogonal, and these are not: "
-            "find an orthonormal basis of their span first."),
+            lazy_("subtracting p pᵀ/|p|² row by row is a projector only when the rows are orthogonal, and these are not: find an orthonormal basis of their span first.")),
 )
 
 #: Named mistakes recognised by :func:`check_position_blind_value`.
@@ -228,25 +220,21 @@ def _diagnose_blind(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
     leak = (table @ got).abs().max(dim=1).values
     if float(leak.max()) > _BLIND_TOL * max(1.0, float(table.abs().max())):
         row = int(leak.argmax())
-        return ("position-leaks", f"p_{row} W_V is not 0 (largest entry {float(leak[row]):.3g}): position {row} still "
-                                  "reaches the values. Every row of the table must map to 0.")
+        return ("position-leaks", _("p_{row} W_V is not 0 (largest entry {0:.3g}): position {row} still reaches the values. Every row of the table must map to 0.").format(float(leak[row]), row=row))
     kept = want @ got - want  # content ⟂ positions, sent through W_V, minus itself
-    return ("content-changed", f"the positions map to 0, but content orthogonal to them is changed too (largest error "
-                               f"{float(kept.abs().max()):.3g}): remove the position subspace and nothing else (is the "
-                               "table of full rank? A basis needs as many vectors as the rank, not as many as the rows).")
+    return ("content-changed", _("the positions map to 0, but content orthogonal to them is changed too (largest error {0:.3g}): remove the position subspace and nothing else (is the table of full rank? A basis needs as many vectors as the rank, not as many as the rows).").format(float(kept.abs().max())))
 
 
 _BLIND = Exercise(
-    title="Exercise 2.3: a value projection blind to position",
-    cases=tuple(Case((t,), f"fn(table of shape {tuple(t.shape)}, rank {int(torch.linalg.matrix_rank(t))})")
+    title=lazy_("Exercise 2.3: a value projection blind to position"),
+    cases=tuple(Case((t,), lazy_("fn(table of shape {0}, rank {1})", tuple(t.shape), int(torch.linalg.matrix_rank(t))))
                 for t in _blind_tables()),
     reference=_position_blind,
     atol=_BLIND_TOL,
-    meaning="W_V maps a d-vector to a d-vector: [d, d]",
+    meaning=lazy_("W_V maps a d-vector to a d-vector: [d, d]"),
     mistakes=_BLIND_MISTAKES,
     diagnose=_diagnose_blind,
-    success="p_i W_V = 0 for every row and x W_V = x for x orthogonal to them, on 3 tables (one of lower rank): the "
-            "weights CAN keep position out of V.",
+    success=lazy_("p_i W_V = 0 for every row and x W_V = x for x orthogonal to them, on 3 tables (one of lower rank): the weights CAN keep position out of V."),
 )
 
 

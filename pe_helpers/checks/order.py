@@ -23,6 +23,7 @@ from ..attention import SelfAttention, causal_mask
 from ..permutation import check_equivariance, random_permutation
 from ._base import Case, CheckResult, Exercise, Mistake, close, first_difference, number_answer, run_exercise, \
     tensor_answer
+from ..i18n import _, lazy_
 
 __all__ = [
     "check_attention",
@@ -56,19 +57,17 @@ def _softmax_attention(q: Tensor, k: Tensor, v: Tensor, *, scale: float | None =
 
 _ATTENTION_MISTAKES = (
     Mistake("no-scaling", lambda q, k, v: _softmax_attention(q, k, v, scale=1.0),
-            "the scores are not scaled: divide QKᵀ by √d_k before the softmax, or large d_k makes the softmax "
-            "nearly one-hot."),
+            lazy_("the scores are not scaled: divide QKᵀ by √d_k before the softmax, or large d_k makes the softmax nearly one-hot.")),
     Mistake("scaled-by-d", lambda q, k, v: _softmax_attention(q, k, v, scale=q.shape[-1]),
-            "the scores are divided by d_k; the scale is √d_k (math.sqrt(d_k))."),
+            lazy_("the scores are divided by d_k; the scale is √d_k (math.sqrt(d_k)).")),
     Mistake("softmax-over-queries", lambda q, k, v: _softmax_attention(q, k, v, dim=0),
-            "the softmax runs over the wrong axis (dim=0, the queries). Each query's weights over the keys must "
-            "sum to 1: softmax(..., dim=-1)."),
+            lazy_("the softmax runs over the wrong axis (dim=0, the queries). Each query's weights over the keys must sum to 1: softmax(..., dim=-1).")),
     Mistake("no-softmax", lambda q, k, v: q @ k.T / math.sqrt(q.shape[-1]) @ v,
-            "there is no softmax: the weights softmax(QKᵀ/√d_k) must be positive and sum to 1 per row."),
+            lazy_("there is no softmax: the weights softmax(QKᵀ/√d_k) must be positive and sum to 1 per row.")),
     Mistake("scores-transposed", lambda q, k, v: _softmax_attention(k, q, v),
-            "the score matrix is transposed (K Qᵀ): row i must hold q_i · k_j for every key j, i.e. Q @ K.T."),
+            lazy_("the score matrix is transposed (K Qᵀ): row i must hold q_i · k_j for every key j, i.e. Q @ K.T.")),
     Mistake("returned-weights", lambda q, k, v: torch.softmax(q @ k.T / math.sqrt(q.shape[-1]), -1),
-            "this is the weight matrix A = softmax(QKᵀ/√d_k), not the output: return A @ V."),
+            lazy_("this is the weight matrix A = softmax(QKᵀ/√d_k), not the output: return A @ V.")),
 )
 
 #: Named mistakes recognised by :func:`check_attention`.
@@ -76,25 +75,24 @@ ATTENTION_MISTAKES = tuple(m.name for m in _ATTENTION_MISTAKES)
 
 
 def _attention_case(seed: int, n: int, d_k: int, d_v: int) -> Case:
-    return Case(_qkv(n, d_k, d_v, seed), f"fn(q, k, v) with q, k of shape ({n}, {d_k}) and v ({n}, {d_v})")
+    return Case(_qkv(n, d_k, d_v, seed), lazy_("fn(q, k, v) with q, k of shape ({n}, {d_k}) and v ({n}, {d_v})", n=n, d_k=d_k, d_v=d_v))
 
 
 def _attention_shape(got: tuple, want: tuple, case: Case) -> str:
     if got == (want[0], want[0]):
-        return "n × n is the shape of the weight matrix: multiply the weights by v"
+        return _("n × n is the shape of the weight matrix: multiply the weights by v")
     return ""
 
 
 _ATTENTION = Exercise(
-    title="Exercise 1.1: attention from scratch",
+    title=lazy_("Exercise 1.1: attention from scratch"),
     cases=tuple(_attention_case(seed, *shape) for seed, shape in enumerate(_ATTENTION_CASES)),
     reference=lambda q, k, v: _softmax_attention(q.double(), k.double(), v.double()),
-    convert=tensor_answer(cause=_attention_shape, meaning="one output row per query, d_v columns"),
+    convert=tensor_answer(cause=_attention_shape, meaning=lazy_("one output row per query, d_v columns")),
     same=close(_ATOL),
     mistakes=_ATTENTION_MISTAKES,
-    diagnose=lambda got, want, case: ("other", first_difference(got, want, _ATOL, "output") + ". Compute scores = "
-                                      "q @ k.T / √d_k, weights = softmax(scores, dim=-1), output = weights @ v."),
-    success=f"matches softmax(q kᵀ/√d_k) v on {len(_ATTENTION_CASES)} random inputs, within {_ATOL:g}.",
+    diagnose=lambda got, want, case: ("other", first_difference(got, want, _ATOL, "output") + _(". Compute scores = q @ k.T / √d_k, weights = softmax(scores, dim=-1), output = weights @ v.")),
+    success=lazy_("matches softmax(q kᵀ/√d_k) v on {0} random inputs, within {ATOL:g}.", len(_ATTENTION_CASES), ATOL=_ATOL),
 )
 
 
@@ -124,18 +122,14 @@ def _inverse(s: Tensor, perm: Tensor) -> Tensor:
 
 _PERMUTED_MISTAKES = (
     Mistake("rows-only", lambda s, perm: s[perm],
-            "only the rows moved (P S): a permutation applied to rows only, as when Q is permuted but K is not. "
-            "Reordering the tokens moves the queries (rows) AND the keys (columns): S' = P S Pᵀ, i.e. "
-            "scores[perm][:, perm]."),
+            lazy_("only the rows moved (P S): a permutation applied to rows only, as when Q is permuted but K is not. Reordering the tokens moves the queries (rows) AND the keys (columns): S' = P S Pᵀ, i.e. scores[perm][:, perm].")),
     Mistake("columns-only", lambda s, perm: s[:, perm],
-            "only the columns moved (S Pᵀ), as when K is permuted but Q is not. Both move: S' = P S Pᵀ, i.e. "
-            "scores[perm][:, perm]."),
+            lazy_("only the columns moved (S Pᵀ), as when K is permuted but Q is not. Both move: S' = P S Pᵀ, i.e. scores[perm][:, perm].")),
     Mistake("inverse-permutation", _inverse,
-            "this is Pᵀ S P, the inverse reordering. With (PX)_i = X[perm[i]], new row i is old row perm[i]: "
-            "index with perm itself, scores[perm][:, perm]."),
+            lazy_("this is Pᵀ S P, the inverse reordering. With (PX)_i = X[perm[i]], new row i is old row perm[i]: index with perm itself, scores[perm][:, perm].")),
     Mistake("transposed", lambda s, perm: s[perm][:, perm].T,
-            "the result is transposed: row i must hold the scores of query i against every key."),
-    Mistake("unchanged", lambda s, perm: s, "the matrix is unchanged: reordering the tokens moves the scores with them."),
+            lazy_("the result is transposed: row i must hold the scores of query i against every key.")),
+    Mistake("unchanged", lambda s, perm: s, lazy_("the matrix is unchanged: reordering the tokens moves the scores with them.")),
 )
 
 #: Named mistakes recognised by :func:`check_permuted_scores`.
@@ -143,33 +137,31 @@ PERMUTED_SCORES_MISTAKES = tuple(m.name for m in _PERMUTED_MISTAKES)
 
 
 def _permuted_case(n: int, seed: int, score_seed: int | None = None) -> Case:
-    q, k, _ = _qkv(n, 4, 4, seed if score_seed is None else score_seed)
+    q, k, _v = _qkv(n, 4, 4, seed if score_seed is None else score_seed)
     perm = _case_perm(n, seed)
-    return Case(((q @ k.T / 2.0).double(), perm), f"fn(scores, perm={perm.tolist()})")
+    return Case(((q @ k.T / 2.0).double(), perm), lazy_("fn(scores, perm={0})", perm.tolist()))
 
 
 def _permuted_shape(got: tuple, want: tuple, case: Case) -> str:
     if got == (want[0],):
-        return ("scores[perm, perm] pairs the two index tensors and picks n single entries (a 1-D result); "
-                "index the rows, then the columns: scores[perm][:, perm]")
+        return (_("scores[perm, perm] pairs the two index tensors and picks n single entries (a 1-D result); index the rows, then the columns: scores[perm][:, perm]"))
     return ""
 
 
 def _diagnose_permuted(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
     perm = case.args[1]
     i, j = (int(t) for t in ((got - want).abs() > _ATOL).nonzero()[0])
-    return ("other", f"entry [{i}, {j}] should be scores[{int(perm[i])}, {int(perm[j])}] = {float(want[i, j]):.4f}, "
-                     f"got {float(got[i, j]):.4f}.")
+    return ("other", _("entry [{i}, {j}] should be scores[{0}, {1}] = {2:.4f}, got {3:.4f}.").format(int(perm[i]), int(perm[j]), float(want[i, j]), float(got[i, j]), i=i, j=j))
 
 
 _PERMUTED = Exercise(
-    title="Exercise 1.2: the permuted score matrix",
+    title=lazy_("Exercise 1.2: the permuted score matrix"),
     cases=tuple(_permuted_case(n, seed) for n, seed in _PERM_CASES),
     reference=lambda s, perm: s[perm][:, perm],
     convert=tensor_answer(cause=_permuted_shape),
     mistakes=_PERMUTED_MISTAKES,
     diagnose=_diagnose_permuted,
-    success=f"S' = P S Pᵀ for {len(_PERM_CASES)} random score matrices and permutations.",
+    success=lazy_("S' = P S Pᵀ for {0} random score matrices and permutations.", len(_PERM_CASES)),
 )
 
 
@@ -185,25 +177,23 @@ def _functions() -> list[tuple[str, Callable[[Tensor], Tensor]]]:
     head = SelfAttention(6, seed=0)
     table = torch.randn(5, 6, generator=torch.Generator().manual_seed(7))
     return [
-        ("self-attention (equivariant)", lambda x: head(x)[0].detach()),
-        ("self-attention after adding positions", lambda x: head(x + table)[0].detach()),
-        ("causal self-attention", lambda x: head(x, causal_mask(x.shape[-2]))[0].detach()),
+        (lazy_("self-attention (equivariant)"), lambda x: head(x)[0].detach()),
+        (lazy_("self-attention after adding positions"), lambda x: head(x + table)[0].detach()),
+        (lazy_("causal self-attention"), lambda x: head(x, causal_mask(x.shape[-2]))[0].detach()),
     ]
 
 
 _EQUIVARIANCE_MISTAKES = (
     Mistake("output-not-permuted", lambda f, x, perm: float((f(x[perm]) - f(x)).abs().max()),
-            "you compare f(PX) with f(X): the outputs must be reordered too. Compare f(PX) with P f(X), i.e. "
-            "f(x[perm]) with f(x)[perm]."),
+            lazy_("you compare f(PX) with f(X): the outputs must be reordered too. Compare f(PX) with P f(X), i.e. f(x[perm]) with f(x)[perm].")),
     Mistake("input-not-permuted", lambda f, x, perm: float((f(x) - f(x)[perm]).abs().max()),
-            "you compare f(X) with P f(X): the input must be reordered before f, f(x[perm])."),
+            lazy_("you compare f(X) with P f(X): the input must be reordered before f, f(x[perm]).")),
     Mistake("inverse-permutation", lambda f, x, perm: float((f(x[perm]) - f(x)[torch.argsort(perm)]).abs().max()),
-            "you reorder the output with the inverse permutation (Pᵀ f(X)). Use the same perm on both sides: "
-            "f(x[perm]) vs f(x)[perm]."),
+            lazy_("you reorder the output with the inverse permutation (Pᵀ f(X)). Use the same perm on both sides: f(x[perm]) vs f(x)[perm].")),
     Mistake("mean-instead-of-max", lambda f, x, perm: float((f(x[perm]) - f(x)[perm]).abs().mean()),
-            "this is the mean of |f(PX) - P f(X)|; the check is its largest entry (.max())."),
+            lazy_("this is the mean of |f(PX) - P f(X)|; the check is its largest entry (.max()).")),
     Mistake("no-absolute-value", lambda f, x, perm: float((f(x[perm]) - f(x)[perm]).max()),
-            "the largest signed difference misses negative errors: take .abs() before .max()."),
+            lazy_("the largest signed difference misses negative errors: take .abs() before .max().")),
 )
 
 #: Named mistakes recognised by :func:`check_equivariance_error`.
@@ -214,20 +204,18 @@ def _equivariance_cases() -> tuple[Case, ...]:
     # seed 1: some largest |error| entries are negative, so a missing .abs() shows
     x = torch.randn(5, 6, generator=torch.Generator().manual_seed(1))
     perm = _case_perm(5, 4)
-    return tuple(Case((f, x, perm), f"fn(f, x, perm={perm.tolist()}) for f = {label}") for label, f in _functions())
+    return tuple(Case((f, x, perm), lazy_("fn(f, x, perm={0}) for f = {label}", perm.tolist(), label=label)) for label, f in _functions())
 
 
 _EQUIVARIANCE = Exercise(
-    title="Exercise 1.3: the permutation check",
+    title=lazy_("Exercise 1.3: the permutation check"),
     cases=_equivariance_cases(),
     reference=check_equivariance,
-    convert=number_answer("the largest |f(PX) - P f(X)|"),
+    convert=number_answer(lazy_("the largest |f(PX) - P f(X)|")),
     same=close(_ATOL),
     mistakes=_EQUIVARIANCE_MISTAKES,
-    diagnose=lambda got, want, case: ("other", f"it returned {got:.4f}; expected {want:.4f}. Compute "
-                                               "(f(x[perm]) - f(x)[perm]).abs().max()."),
-    success="0 for self-attention, > 0 once positions or a causal mask are added, and equal to max|f(PX) - P f(X)| "
-            "each time.",
+    diagnose=lambda got, want, case: ("other", _("it returned {got:.4f}; expected {want:.4f}. Compute (f(x[perm]) - f(x)[perm]).abs().max().").format(got=got, want=want)),
+    success=lazy_("0 for self-attention, > 0 once positions or a causal mask are added, and equal to max|f(PX) - P f(X)| each time."),
 )
 
 
@@ -258,16 +246,13 @@ def _reordered_causal(s: Tensor, perm: Tensor) -> Tensor:
 
 _REORDER_MISTAKES = (
     Mistake("mask-moved-with-tokens", lambda s, perm: _causal_softmax(s)[perm][:, perm],
-            "this is P·softmax(S + M)·Pᵀ: the masked weights moved with the tokens, mask included. The mask belongs "
-            "to the positions: after reordering, new token i sits at position i and may only see positions ≤ i. "
-            "Reorder the scores first, then mask."),
+            lazy_("this is P·softmax(S + M)·Pᵀ: the masked weights moved with the tokens, mask included. The mask belongs to the positions: after reordering, new token i sits at position i and may only see positions ≤ i. Reorder the scores first, then mask.")),
     Mistake("no-mask", lambda s, perm: torch.softmax(s[perm][:, perm], dim=-1),
-            "these are the weights without the causal mask: token i still sees the tokens after it."),
+            lazy_("these are the weights without the causal mask: token i still sees the tokens after it.")),
     Mistake("mask-not-renormalised", lambda s, perm: torch.softmax(s[perm][:, perm], dim=-1).tril(),
-            "the future is zeroed AFTER the softmax, so rows no longer sum to 1: mask the scores (−inf above the "
-            "diagonal) before the softmax."),
+            lazy_("the future is zeroed AFTER the softmax, so rows no longer sum to 1: mask the scores (−inf above the diagonal) before the softmax.")),
     Mistake("mask-upper", lambda s, perm: _masked_softmax(s[perm][:, perm], causal_mask(len(perm)).T),
-            "the mask hides the past instead of the future: key j must satisfy j ≤ i (lower triangle)."),
+            lazy_("the mask hides the past instead of the future: key j must satisfy j ≤ i (lower triangle).")),
 )
 
 #: Named mistakes recognised by :func:`check_causal_reorder`.
@@ -277,18 +262,17 @@ CAUSAL_REORDER_MISTAKES = tuple(m.name for m in _REORDER_MISTAKES)
 def _diagnose_reorder(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
     perm = case.args[1]
     i = int(((got - want).abs() > _ATOL).nonzero()[0, 0])
-    return ("other", first_difference(got, want, _ATOL, "weight") + f". New token {i} is old token {int(perm[i])}; "
-                     "which keys may it see now?")
+    return ("other", first_difference(got, want, _ATOL, "weight") + _(". New token {i} is old token {0}; which keys may it see now?").format(int(perm[i]), i=i))
 
 
 _REORDER = Exercise(
-    title="Exercise 1.4: causal weights after reordering",
+    title=lazy_("Exercise 1.4: causal weights after reordering"),
     cases=tuple(_permuted_case(n, seed, score_seed=seed + 20) for n, seed in _PERM_CASES),
     reference=_reordered_causal,
-    convert=tensor_answer(cause=_permuted_shape, meaning="one row of weights per query, one column per key"),
+    convert=tensor_answer(cause=_permuted_shape, meaning=lazy_("one row of weights per query, one column per key")),
     mistakes=_REORDER_MISTAKES,
     diagnose=_diagnose_reorder,
-    success=f"softmax(P S Pᵀ + M) on {len(_PERM_CASES)} reorderings: the mask stays with the positions.",
+    success=lazy_("softmax(P S Pᵀ + M) on {0} reorderings: the mask stays with the positions.", len(_PERM_CASES)),
 )
 
 

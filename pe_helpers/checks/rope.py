@@ -28,6 +28,7 @@ from torch import Tensor
 from ..encodings import apply_rope, sinusoidal
 from ._base import Case, CheckResult, Exercise, Mistake, Opaque, StudentError, as_tensor, close, describe, \
     number_answer, run_exercise, tensor_answer
+from ..i18n import _, lazy_
 
 __all__ = [
     "check_rope_pair",
@@ -43,9 +44,7 @@ __all__ = [
 
 _ATOL = 1e-5
 _PAIR_CASES = (((1.0, 0.5), 3, 1.0), ((0.3, -1.2), 7, 0.1), ((2.0, 0.5), -2, 0.5), ((-0.7, 0.4), 50, 0.01))
-_WRONG_SIGN = ("it turns the pair the wrong way (by -θ). RoPE turns (a, b) like a point (x, y) counter-clockwise: "
-               "a' = a cos θ - b sin θ, b' = a sin θ + b cos θ. (Notebook 04's block [[cos, sin], [-sin, cos]] "
-               "is the same turn written for (sin, cos) pairs, i.e. for (y, x): used on (x, y) it turns backwards.)")
+_WRONG_SIGN = (lazy_("it turns the pair the wrong way (by -θ). RoPE turns (a, b) like a point (x, y) counter-clockwise: a' = a cos θ - b sin θ, b' = a sin θ + b cos θ. (Notebook 04's block [[cos, sin], [-sin, cos]] is the same turn written for (sin, cos) pairs, i.e. for (y, x): used on (x, y) it turns backwards.)"))
 
 
 def _one_line_bug(fn: Callable[..., Tensor], doc: str) -> Callable[..., Tensor]:
@@ -77,15 +76,15 @@ _PAIR_MISTAKES = (
             _WRONG_SIGN),
     Mistake("no-position", _one_line_bug(lambda pair, position, omega: reference_rope_pair(pair, 1.0, omega),
                                          "θ = ω instead of position·ω."),
-            "the angle is ω, not position·ω: the pair of a token at position m turns by m·ω."),
+            lazy_("the angle is ω, not position·ω: the pair of a token at position m turns by m·ω.")),
     Mistake("swapped-output", _one_line_bug(lambda pair, position, omega: reference_rope_pair(pair, position, omega)
                                             .flip(0), "return (b', a') instead of (a', b')."),
-            "the two outputs are swapped: return (a', b') in this order, a' = a cos θ - b sin θ first."),
+            lazy_("the two outputs are swapped: return (a', b') in this order, a' = a cos θ - b sin θ first.")),
     Mistake("sin-cos-swapped", _sin_cos_swapped,
-            "cos and sin are swapped: a' = a·cos θ - b·sin θ (cos goes with the same entry)."),
+            lazy_("cos and sin are swapped: a' = a·cos θ - b·sin θ (cos goes with the same entry).")),
     Mistake("not-rotated", _one_line_bug(lambda pair, position, omega: torch.as_tensor(pair, dtype=torch.float64)
                                          .clone(), "return the pair unchanged."),
-            "the pair comes back unchanged: rotate it by θ."),
+            lazy_("the pair comes back unchanged: rotate it by θ.")),
 )
 
 #: The named mistakes :func:`check_rope_pair` recognises.
@@ -98,10 +97,10 @@ def _numbers(count: int, meaning: str) -> Callable[[Any, Any, Case], Tensor]:
 
     def convert(value: Any, want: Any, case: Case) -> Tensor:
         if isinstance(value, Opaque) and value.kind == "too-big":
-            raise StudentError(f"{case.call} returned {value.text}; expected {meaning}.", "wrong-shape")
+            raise StudentError(_("{call} returned {text}; expected {meaning}.").format(call=case.call, text=value.text, meaning=meaning), "wrong-shape")
         t = as_tensor(value, case.call)
         if t.numel() != count:
-            raise StudentError(f"{case.call} returned shape {tuple(t.shape)}; expected {meaning}.", "wrong-shape")
+            raise StudentError(_("{call} returned shape {0}; expected {meaning}.").format(tuple(t.shape), call=case.call, meaning=meaning), "wrong-shape")
         t = t.reshape(-1)
         return finite(t, t, case)
 
@@ -109,9 +108,8 @@ def _numbers(count: int, meaning: str) -> Callable[[Any, Any, Case], Tensor]:
 
 
 def _diagnose_pair(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
-    _, position, omega = case.args
-    return ("other", f"expected [{float(want[0]):.4f}, {float(want[1]):.4f}], got [{float(got[0]):.4f}, "
-                     f"{float(got[1]):.4f}]. θ = position·ω = {position * omega:g}.")
+    _pair, position, omega = case.args
+    return ("other", _("expected [{0:.4f}, {1:.4f}], got [{2:.4f}, {3:.4f}]. θ = position·ω = {4:g}.").format(float(want[0]), float(want[1]), float(got[0]), float(got[1]), position * omega))
 
 
 def _pair_case(values: tuple[float, float], position: int, omega: float) -> Case:
@@ -120,14 +118,14 @@ def _pair_case(values: tuple[float, float], position: int, omega: float) -> Case
 
 
 _PAIR = Exercise(
-    title="Exercise 6.1: RoPE for one pair",
+    title=lazy_("Exercise 6.1: RoPE for one pair"),
     cases=tuple(_pair_case(*c) for c in _PAIR_CASES),
     reference=reference_rope_pair,
-    convert=_numbers(2, "the 2 entries (a', b')"),
+    convert=_numbers(2, lazy_("the 2 entries (a', b')")),
     same=close(_ATOL),
     mistakes=_PAIR_MISTAKES,
     diagnose=_diagnose_pair,
-    success=f"(a, b) turns by position·ω for {len(_PAIR_CASES)} cases (positions 3, 7, -2, 50).",
+    success=lazy_("(a, b) turns by position·ω for {0} cases (positions 3, 7, -2, 50).", len(_PAIR_CASES)),
 )
 
 
@@ -173,14 +171,11 @@ def _score_half_layout(q: Tensor, k: Tensor, offset: int) -> Tensor:
 
 _SCORE_MISTAKES = (
     Mistake("offset-sign", _offset_sign,
-            "this is q·R(m-n)k: the offset has the wrong sign (or q was rotated by the offset instead of k). From "
-            "(R_m q)·(R_n k) = q·(R_m^T R_n k) = q·R_(n-m) k, rotate k by n - m."),
+            lazy_("this is q·R(m-n)k: the offset has the wrong sign (or q was rotated by the offset instead of k). From (R_m q)·(R_n k) = q·(R_m^T R_n k) = q·R_(n-m) k, rotate k by n - m.")),
     Mistake("no-rotation", _no_rotation,
-            "this is q·k: the position has no effect. (Rotating both q and k by the same angle gives q·k too: it is "
-            "the difference of the angles that counts.)"),
+            lazy_("this is q·k: the position has no effect. (Rotating both q and k by the same angle gives q·k too: it is the difference of the angles that counts.)")),
     Mistake("half-layout", _score_half_layout,
-            "this is the half-split layout (pairs i, i + d/2). The exercise uses the interleaved one (pairs 2i, "
-            "2i+1): apply_rope(..., layout='interleaved'), the default."),
+            lazy_("this is the half-split layout (pairs i, i + d/2). The exercise uses the interleaved one (pairs 2i, 2i+1): apply_rope(..., layout='interleaved'), the default.")),
 )
 
 #: The named mistakes :func:`check_relative_score` recognises.
@@ -197,15 +192,15 @@ def _diagnose_score(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
 
 
 _SCORE = Exercise(
-    title="Exercise 6.2: the score from the offset alone",
+    title=lazy_("Exercise 6.2: the score from the offset alone"),
     cases=tuple(_score_case(m, n) for m, n in _SCORE_PAIRS),
     reference=lambda q, k, m, n: apply_rope(q[None], [m])[0] @ apply_rope(k[None], [n])[0],
-    convert=_numbers(1, "one number (the score)"),
+    convert=_numbers(1, lazy_("one number (the score)")),
     same=close(_ATOL),
     mistakes=_SCORE_MISTAKES,
     diagnose=_diagnose_score,
-    success="fn(q, k, n - m) = (R_m q)·(R_n k) for (m, n) in " + ", ".join(f"({m}, {n})" for m, n in _SCORE_PAIRS)
-            + ".",
+    success=lazy_("fn(q, k, n - m) = (R_m q)·(R_n k) for (m, n) in {pairs}.",
+                  pairs=", ".join(f"({m}, {n})" for m, n in _SCORE_PAIRS)),
 )
 
 
@@ -258,21 +253,18 @@ def _attn_bug(which: str, doc: str, **kwargs: Any) -> Callable[..., Tensor]:
 
 _ATTN_MISTAKES = (
     Mistake("rotated-v", _attn_bug("qkv", "v = apply_rope(v, positions) as well."),
-            "V was rotated too. RoPE rotates only q and k, the two vectors inside the dot product; the values "
-            "v = W_V x carry content and are left alone."),
+            lazy_("V was rotated too. RoPE rotates only q and k, the two vectors inside the dot product; the values v = W_V x carry content and are left alone.")),
     Mistake("half-layout", _one_line_bug(lambda q, k, v, positions: reference_rope_attention(q, k, v, positions,
                                                                                              layout="half"),
                                          "layout='half' (rotate_half style) where interleaved was asked."),
-            "this is the half-split layout (pairs i, i + d/2, as in rotate_half). The exercise uses the interleaved "
-            "one (pairs 2i, 2i+1): apply_rope's default layout='interleaved'."),
+            lazy_("this is the half-split layout (pairs i, i + d/2, as in rotate_half). The exercise uses the interleaved one (pairs 2i, 2i+1): apply_rope's default layout='interleaved'.")),
     Mistake("wrong-sign", _attn_bug("qk", "apply_rope(x, -positions): rotated backwards.", sign=-1),
-            "q and k are rotated by -m·ω (the wrong sign), so the score becomes q·R(m-n)k instead of q·R(n-m)k. "
-            "Rotate by +position."),
-    Mistake("q-only", _attn_bug("q", "only q rotated."), "only q is rotated: rotate k by its own position as well."),
-    Mistake("k-only", _attn_bug("k", "only k rotated."), "only k is rotated: rotate q by its own position as well."),
-    Mistake("no-rope", _attn_bug("", "plain attention."), "nothing is rotated: this is plain attention, blind to order."),
+            lazy_("q and k are rotated by -m·ω (the wrong sign), so the score becomes q·R(m-n)k instead of q·R(n-m)k. Rotate by +position.")),
+    Mistake("q-only", _attn_bug("q", "only q rotated."), lazy_("only q is rotated: rotate k by its own position as well.")),
+    Mistake("k-only", _attn_bug("k", "only k rotated."), lazy_("only k is rotated: rotate q by its own position as well.")),
+    Mistake("no-rope", _attn_bug("", "plain attention."), lazy_("nothing is rotated: this is plain attention, blind to order.")),
     Mistake("no-scale", _attn_bug("qk", "softmax(q kᵀ) without 1/√d.", scale=False),
-            "the scores are not divided by √d."),
+            lazy_("the scores are not divided by √d.")),
 )
 
 #: The named mistakes :func:`check_rope_attention` recognises.
@@ -281,23 +273,22 @@ ROPE_ATTENTION_MISTAKES = tuple(m.name for m in _ATTN_MISTAKES)
 
 def _attn_case(seed: int, n: int, d: int, positions: tuple[int, ...]) -> Case:
     return Case((*_attn_inputs(n, d, seed), torch.tensor(positions)),
-                f"fn(q, k, v, positions={list(positions)}) with q, k, v of shape ({n}, {d})")
+                lazy_("fn(q, k, v, positions={0}) with q, k, v of shape ({n}, {d})", list(positions), n=n, d=d))
 
 
 def _diagnose_attention(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
     row = int((got - want).abs().amax(dim=1).argmax())
-    return ("other", f"output row {row} differs from the reference by up to {float((got - want).abs().max()):.4f}. "
-                     "Rotate q and k (not v) with apply_rope(x, positions), then softmax(q kᵀ/√d) v.")
+    return ("other", _("output row {row} differs from the reference by up to {0:.4f}. Rotate q and k (not v) with apply_rope(x, positions), then softmax(q kᵀ/√d) v.").format(float((got - want).abs().max()), row=row))
 
 
 _ATTN = Exercise(
-    title="Exercise 6.3: attention with RoPE",
+    title=lazy_("Exercise 6.3: attention with RoPE"),
     cases=tuple(_attn_case(seed, *c) for seed, c in enumerate(_ATTN_CASES)),
     reference=reference_rope_attention,
-    atol=_ATOL, meaning="one output row per query",
+    atol=_ATOL, meaning=lazy_("one output row per query"),
     mistakes=_ATTN_MISTAKES,
     diagnose=_diagnose_attention,
-    success="matches softmax((RQ)(RK)ᵀ/√d)·V for positions 0..5 and 100..150, V untouched.",
+    success=lazy_("matches softmax((RQ)(RK)ᵀ/√d)·V for positions 0..5 and 100..150, V untouched."),
 )
 
 
@@ -314,7 +305,7 @@ def example_rope_mistakes(exercise: str) -> dict[str, Callable[..., Tensor]]:
     """Each named mistake of exercise ``"6.1"``, ``"6.2"`` or ``"6.3"`` as a buggy function (docstring: the bug)."""
     table = {"6.1": _PAIR_MISTAKES, "6.2": _SCORE_MISTAKES, "6.3": _ATTN_MISTAKES}
     if exercise not in table:
-        raise ValueError(f"exercise must be one of {', '.join(repr(e) for e in table)}, got {exercise!r}.")
+        raise ValueError(_("exercise must be one of {0}, got {exercise!r}.").format(', '.join(repr(e) for e in table), exercise=exercise))
     return {m.name: m.fn for m in table[exercise]}
 
 
@@ -354,15 +345,13 @@ def _shift_gaps(x: Tensor, shift: int, *, content: float = 1.0, keys_move: bool 
 
 _SHIFT_MISTAKES = (
     Mistake("gaps-swapped", lambda x, shift: _shift_gaps(x, shift)[::-1],
-            "the two numbers are swapped: return (rope_gap, additive_gap)."),
+            lazy_("the two numbers are swapped: return (rope_gap, additive_gap).")),
     Mistake("position-term-only", lambda x, shift: _shift_gaps(x, shift, content=0.0),
-            "your additive gap is that of PE·PEᵀ alone, which depends only on j − i and does not move. The model "
-            "sees x + p: the content·position terms are what change."),
+            lazy_("your additive gap is that of PE·PEᵀ alone, which depends only on j − i and does not move. The model sees x + p: the content·position terms are what change.")),
     Mistake("only-queries-shifted", lambda x, shift: _shift_gaps(x, shift, keys_move=False),
-            "your RoPE gap moves the queries but not the keys: a common shift moves every token, so both q and k "
-            "are rotated by their new positions."),
+            lazy_("your RoPE gap moves the queries but not the keys: a common shift moves every token, so both q and k are rotated by their new positions.")),
     Mistake("signed-difference", lambda x, shift: _shift_gaps(x, shift, signed=True),
-            "a gap is the largest ABSOLUTE difference: take .abs() before .max()."),
+            lazy_("a gap is the largest ABSOLUTE difference: take .abs() before .max().")),
 )
 
 #: Named mistakes recognised by :func:`check_shift_gaps`.
@@ -373,30 +362,27 @@ _GAP = number_answer("a gap")
 
 def _two_gaps(value: Any, want: Any, case: Case) -> tuple[float, float]:
     if not isinstance(value, (tuple, list)) or len(value) != 2:
-        kind = f"a {type(value).__name__} of {len(value)} items" if isinstance(value, (tuple, list)) else describe(value)
-        raise StudentError(f"{case.call} should return two numbers, (rope_gap, additive_gap); got {kind}.",
+        kind = _("a {type_name} of {0} items").format(len(value), type_name=type(value).__name__) if isinstance(value, (tuple, list)) else describe(value)
+        raise StudentError(_("{call} should return two numbers, (rope_gap, additive_gap); got {kind}.").format(call=case.call, kind=kind),
                            "not-two-numbers")
     return _GAP(value[0], None, case), _GAP(value[1], None, case)
 
 
 def _shift_cases() -> tuple[Case, ...]:
     gen = torch.Generator().manual_seed(4)  # seed 4: in every case the largest |change| is a decrease
-    return tuple(Case((torch.randn(n, d, generator=gen, dtype=torch.float64), s), f"fn(x of shape ({n}, {d}), shift={s})")
+    return tuple(Case((torch.randn(n, d, generator=gen, dtype=torch.float64), s), lazy_("fn(x of shape ({n}, {d}), shift={s})", n=n, d=d, s=s))
                  for n, d, s in ((6, 8, 5), (8, 16, 37), (5, 4, 200)))
 
 
 _SHIFT = Exercise(
-    title="Exercise 6.4: shift the whole sequence",
+    title=lazy_("Exercise 6.4: shift the whole sequence"),
     cases=_shift_cases(),
     reference=_shift_gaps,
     convert=_two_gaps,
     same=close(1e-4),
     mistakes=_SHIFT_MISTAKES,
-    diagnose=lambda got, want, case: ("other", f"returned ({got[0]:.4g}, {got[1]:.4g}); expected ({want[0]:.2g}, "
-                                               f"{want[1]:.4g}). Compare the n × n score matrices at positions 0..n−1 "
-                                               "and shift..shift+n−1, q = k = x."),
-    success="RoPE's scores do not move under a common shift (gap at rounding level); additive scores do, by the "
-            "content·position terms.",
+    diagnose=lambda got, want, case: ("other", _("returned ({0:.4g}, {1:.4g}); expected ({2:.2g}, {3:.4g}). Compare the n × n score matrices at positions 0..n−1 and shift..shift+n−1, q = k = x.").format(got[0], got[1], want[0], want[1])),
+    success=lazy_("RoPE's scores do not move under a common shift (gap at rounding level); additive scores do, by the content·position terms."),
 )
 
 

@@ -23,6 +23,7 @@ from torch import Tensor
 
 from ..encodings import inverse_frequencies, shift_matrix, sinusoidal
 from ._base import Case, CheckResult, Exercise, Mistake, run_exercise, tensor_answer
+from ..i18n import _, lazy_
 
 __all__ = ["check_rotation_block", "check_shift_matrix", "ROTATION_BLOCK_MISTAKES", "SHIFT_MATRIX_MISTAKES",
            "check_offset_peak", "OFFSET_PEAK_MISTAKES"]
@@ -30,9 +31,7 @@ __all__ = ["check_rotation_block", "check_shift_matrix", "ROTATION_BLOCK_MISTAKE
 _ATOL = 1e-6
 _BLOCK_CASES = ((3.0, 0.5), (5.0, 1.0), (-4.0, 0.3), (7.0, 0.01))
 _MATRIX_CASES = ((3, 8), (-5, 16), (10, 4))
-_TRANSPOSED = ("this is R(k) transposed, i.e. R(-k): it turns the pair backwards and maps PE(pos) to "
-               "PE(pos - k). From sin((p+k)ω) = sin(pω)cos(kω) + cos(pω)sin(kω), the first row is "
-               "[cos kω, +sin kω]; the minus sign belongs in the second row: [-sin kω, cos kω].")
+_TRANSPOSED = (lazy_("this is R(k) transposed, i.e. R(-k): it turns the pair backwards and maps PE(pos) to PE(pos - k). From sin((p+k)ω) = sin(pω)cos(kω) + cos(pω)sin(kω), the first row is [cos kω, +sin kω]; the minus sign belongs in the second row: [-sin kω, cos kω]."))
 
 
 def _cs(k: float, omega: float) -> tuple[float, float]:
@@ -62,14 +61,13 @@ def _block_sin_cos_swapped(k: float, omega: float) -> Tensor:
 _BLOCK_MISTAKES = (
     Mistake("transposed", lambda k, omega: reference_block(k, omega).T, _TRANSPOSED),
     Mistake("angle-without-omega", lambda k, omega: reference_block(k, 1.0),
-            "the angle is k, not k·ω: a pair turns by ω per position, so by k·ω over k positions."),
+            lazy_("the angle is k, not k·ω: a pair turns by ω per position, so by k·ω over k positions.")),
     Mistake("missing-minus", _missing_minus,
-            "both off-diagonal entries are +sin kω: the matrix is not a rotation (not orthogonal). The second row "
-            "is [-sin kω, cos kω], from cos((p+k)ω) = cos(pω)cos(kω) - sin(pω)sin(kω)."),
+            lazy_("both off-diagonal entries are +sin kω: the matrix is not a rotation (not orthogonal). The second row is [-sin kω, cos kω], from cos((p+k)ω) = cos(pω)cos(kω) - sin(pω)sin(kω).")),
     Mistake("sin-cos-swapped", _block_sin_cos_swapped,
-            "cos and sin are swapped inside the matrix: the diagonal holds cos kω, the off-diagonal ±sin kω."),
+            lazy_("cos and sin are swapped inside the matrix: the diagonal holds cos kω, the off-diagonal ±sin kω.")),
     Mistake("identity", lambda k, omega: torch.eye(2, dtype=torch.float64),
-            "this is the identity: it does not move the pair at all."),
+            lazy_("this is the identity: it does not move the pair at all.")),
 )
 
 #: The named mistakes :func:`check_rotation_block` recognises.
@@ -82,13 +80,12 @@ def _diagnose_block(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
     now = torch.tensor([math.sin(p * omega), math.cos(p * omega)], dtype=torch.float64)
     later = torch.tensor([math.sin((p + k) * omega), math.cos((p + k) * omega)], dtype=torch.float64)
     moved = got @ now
-    return ("other", f"with p = {p:g}, B·[sin(pω), cos(pω)] = [{float(moved[0]):.4f}, {float(moved[1]):.4f}] but "
-                     f"[sin((p+k)ω), cos((p+k)ω)] = [{float(later[0]):.4f}, {float(later[1]):.4f}].")
+    return ("other", _("with p = {p:g}, B·[sin(pω), cos(pω)] = [{0:.4f}, {1:.4f}] but [sin((p+k)ω), cos((p+k)ω)] = [{2:.4f}, {3:.4f}].").format(float(moved[0]), float(moved[1]), float(later[0]), float(later[1]), p=p))
 
 
-_BLOCK = Exercise("Exercise 4.1: the 2x2 block of R(k)",
+_BLOCK = Exercise(lazy_("Exercise 4.1: the 2x2 block of R(k)"),
                   tuple(Case((k, omega), f"fn({k:g}, {omega:g})") for k, omega in _BLOCK_CASES), reference_block,
-                  f"B·[sin(pω), cos(pω)] = [sin((p+k)ω), cos((p+k)ω)] for (k, ω) in {list(_BLOCK_CASES)}.",
+                  lazy_("B·[sin(pω), cos(pω)] = [sin((p+k)ω), cos((p+k)ω)] for (k, ω) in {0}.", list(_BLOCK_CASES)),
                   _BLOCK_MISTAKES, _diagnose_block, atol=_ATOL, meaning="a 2×2 block")
 
 
@@ -108,14 +105,13 @@ def _blocks(k: float, omegas: Tensor) -> Tensor:
 
 _MATRIX_MISTAKES = (
     Mistake("transposed", lambda k, dim: shift_matrix(k, dim).T,
-            _TRANSPOSED + " (every 2×2 block of your matrix is transposed.)"),
+            lazy_("{0} (every 2×2 block of your matrix is transposed.)", _TRANSPOSED)),
     Mistake("concatenated-layout", lambda k, dim: shift_matrix(k, dim, layout="concatenated"),
-            "this is R(k) for the concatenated layout [sin | cos]. The exercise uses the interleaved one: "
-            "pair i sits in rows and columns (2i, 2i+1), so the 2×2 blocks lie on the diagonal."),
+            lazy_("this is R(k) for the concatenated layout [sin | cos]. The exercise uses the interleaved one: pair i sits in rows and columns (2i, 2i+1), so the 2×2 blocks lie on the diagonal.")),
     Mistake("one-frequency", lambda k, dim: _blocks(k, torch.ones(dim // 2)),
-            "every block uses the angle k (ω_0 = 1). Pair i must turn by k·ω_i, with ω_i = 10000^(-2i/d)."),
+            lazy_("every block uses the angle k (ω_0 = 1). Pair i must turn by k·ω_i, with ω_i = 10000^(-2i/d).")),
     Mistake("exponent-j", lambda k, dim: _blocks(k, 10000.0 ** (-torch.arange(dim // 2) / dim)),
-            "the frequencies use exponent i/d instead of 2i/d: ω_i = 10000^(-2i/d)."),
+            lazy_("the frequencies use exponent i/d instead of 2i/d: ω_i = 10000^(-2i/d).")),
 )
 
 #: The named mistakes :func:`check_shift_matrix` recognises.
@@ -129,18 +125,17 @@ def _diagnose_matrix(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
     moved, target = got @ pe[start], pe[start + k]
     j = int((moved - target).abs().argmax())
     omega = float(inverse_frequencies(dim)[j // 2])
-    return ("other", f"R(k)·PE({start}) should be PE({start + k}), but entry {j} (pair {j // 2}, ω = {omega:.4g}) is "
-                     f"{float(moved[j]):.4f} instead of {float(target[j]):.4f}.")
+    return ("other", _("R(k)·PE({start}) should be PE({0}), but entry {j} (pair {1}, ω = {omega:.4g}) is {2:.4f} instead of {3:.4f}.").format(start + k, j // 2, float(moved[j]), float(target[j]), start=start, j=j, omega=omega))
 
 
 _MATRIX = Exercise(
-    title="Exercise 4.2: the whole R(k)",
+    title=lazy_("Exercise 4.2: the whole R(k)"),
     cases=tuple(Case((k, dim), f"fn({k}, {dim})") for k, dim in _MATRIX_CASES),
     reference=shift_matrix,
     atol=_ATOL, meaning="d × d",
     mistakes=_MATRIX_MISTAKES,
     diagnose=_diagnose_matrix,
-    success="R(k)·PE(pos) = PE(pos + k) for " + ", ".join(f"(k={k}, d={d})" for k, d in _MATRIX_CASES) + ".",
+    success=lazy_("R(k)·PE(pos) = PE(pos + k) for {cases}.", cases=", ".join(f"(k={k}, d={d})" for k, d in _MATRIX_CASES)),
 )
 
 
@@ -171,7 +166,7 @@ def _peak_offsets(w: Tensor, dim: int, k0: int) -> Tensor:
     return torch.tensor([int(scores[p].argmax()) - p for p in rows])
 
 
-_AS_MATRIX = tensor_answer(meaning="W pairs two PE vectors of length dim: [dim, dim]")
+_AS_MATRIX = tensor_answer(meaning=lazy_("W pairs two PE vectors of length dim: [dim, dim]"))
 
 
 def _as_peaks(value: Any, want: Any, case: Case) -> Tensor:
@@ -182,11 +177,9 @@ def _as_peaks(value: Any, want: Any, case: Case) -> Tensor:
 
 _PEAK_MISTAKES = (
     Mistake("peaks-at-minus-k0", lambda dim, k0: shift_matrix(k0, dim),
-            "the score peaks at q − p = −k₀, not k₀: your W turns the wrong way. PE(q) is PE(p) turned forward by "
-            "q − p; W must turn it back by k₀."),
+            lazy_("the score peaks at q − p = −k₀, not k₀: your W turns the wrong way. PE(q) is PE(p) turned forward by q − p; W must turn it back by k₀.")),
     Mistake("peaks-at-zero", lambda dim, k0: torch.eye(dim, dtype=torch.float64),
-            "the score peaks at q = p, like the plain dot product PE(p)·PE(q) (W = I): W must turn PE(q) by k₀ "
-            "before comparing."),
+            lazy_("the score peaks at q = p, like the plain dot product PE(p)·PE(q) (W = I): W must turn PE(q) by k₀ before comparing.")),
 )
 
 #: Named mistakes recognised by :func:`check_offset_peak` (the last: peaks at offsets of no single pattern).
@@ -198,20 +191,18 @@ def _diagnose_peaks(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
     offsets = got.tolist()
     wrong = sorted({o for o in offsets if o != k0}, key=abs)
     shown = ", ".join(str(o) for o in wrong[:5]) + (", ..." if len(wrong) > 5 else "")
-    return ("peaks-elsewhere", f"{sum(o != k0 for o in offsets)} of {len(offsets)} queries score highest at another "
-                               f"offset q − p ({shown}), not {k0}.")
+    return ("peaks-elsewhere", _("{0} of {1} queries score highest at another offset q − p ({shown}), not {k0}.").format(sum(o != k0 for o in offsets), len(offsets), shown=shown, k0=k0))
 
 
 _PEAK = Exercise(
-    title="Exercise 4.3: a score that peaks k₀ positions ahead",
+    title=lazy_("Exercise 4.3: a score that peaks k₀ positions ahead"),
     cases=tuple(Case((d, k0), f"fn(dim={d}, k0={k0})") for d, k0 in _PEAK_CASES),
     reference=lambda dim, k0: shift_matrix(-k0, dim),
     convert=_as_peaks,
     same=torch.equal,
     mistakes=_PEAK_MISTAKES,
     diagnose=_diagnose_peaks,
-    success=f"PE(p)ᵀ W PE(q) peaks at q − p = k₀ for every p, on {len(_PEAK_CASES)} (d, k₀), negative k₀ included: "
-            "a fixed W can look a fixed distance away.",
+    success=lazy_("PE(p)ᵀ W PE(q) peaks at q − p = k₀ for every p, on {0} (d, k₀), negative k₀ included: a fixed W can look a fixed distance away.", len(_PEAK_CASES)),
 )
 
 

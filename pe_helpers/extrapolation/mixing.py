@@ -42,6 +42,7 @@ from ..attention import SelfAttention
 from ..encodings import apply_rope, sinusoidal
 from .model import CopyTransformer
 from .training import TrainedModel, train
+from ..i18n import _
 
 __all__ = [
     "TERM_NAMES",
@@ -93,9 +94,9 @@ class MixingTerms:
 def _matrix(name: str, value: object, rows: int | None = None) -> Tensor:
     t = check_tensor(name, value, min_ndim=2)
     if t.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D matrix, got shape {tuple(t.shape)}.")
+        raise ValueError(_("{name} must be a 2-D matrix, got shape {0}.").format(tuple(t.shape), name=name))
     if rows is not None and t.shape[0] != rows:
-        raise ValueError(f"{name} must have {rows} rows (the model dimension d), got shape {tuple(t.shape)}.")
+        raise ValueError(_("{name} must have {rows} rows (the model dimension d), got shape {0}.").format(tuple(t.shape), name=name, rows=rows))
     return t.detach().to(torch.float64)
 
 
@@ -110,18 +111,16 @@ def mixing_terms(content: Tensor, position: Tensor, w_q: Tensor | None = None, w
     x = _matrix("content", content)
     p = _matrix("position", position)
     if x.shape != p.shape:
-        raise ValueError(f"content and position must have the same shape [n, d], got {tuple(x.shape)} and "
-                         f"{tuple(p.shape)}.")
+        raise ValueError(_("content and position must have the same shape [n, d], got {0} and {1}.").format(tuple(x.shape), tuple(p.shape)))
     d = x.shape[1]
     if (w_q is None) != (w_k is None):
-        raise ValueError("give both w_q and w_k (the projections), or neither (the terms before projecting).")
+        raise ValueError(_("give both w_q and w_k (the projections), or neither (the terms before projecting)."))
     if w_q is None:
         m = torch.eye(d, dtype=torch.float64)
     else:
         wq, wk = _matrix("w_q", w_q, rows=d), _matrix("w_k", w_k, rows=d)
         if wq.shape != wk.shape:
-            raise ValueError(f"w_q and w_k must have the same shape [d, d_k], got {tuple(wq.shape)} and "
-                             f"{tuple(wk.shape)}.")
+            raise ValueError(_("w_q and w_k must have the same shape [d, d_k], got {0} and {1}.").format(tuple(wq.shape), tuple(wk.shape)))
         m = wq @ wk.T
     terms = MixingTerms(x @ m @ x.T, x @ m @ p.T, p @ m @ x.T, p @ m @ p.T)
     full = (x + p) @ m @ (x + p).T
@@ -153,8 +152,7 @@ def rope_position_scores(q: Tensor, k: Tensor, n: int, *, base: float = 10000.0,
     q = check_tensor("q", q).detach().to(torch.float64)
     k = check_tensor("k", k).detach().to(torch.float64)
     if q.ndim != 1 or q.shape != k.shape:
-        raise ValueError(f"q and k must be vectors of the same even length, got shapes {tuple(q.shape)} and "
-                         f"{tuple(k.shape)}.")
+        raise ValueError(_("q and k must be vectors of the same even length, got shapes {0} and {1}.").format(tuple(q.shape), tuple(k.shape)))
     n = check_int("n", n, minimum=1)
     pos = torch.arange(n)
     rq = apply_rope(q.expand(n, -1), pos, base=base, layout=layout)
@@ -177,15 +175,15 @@ def head_projections(model: object, *, layer: int = 0, head: int = 0, fold_layer
         model = model.model
     if isinstance(model, SelfAttention):
         if layer != 0 or head != 0:
-            raise ValueError(f"a SelfAttention has one layer and one head; got layer={layer!r}, head={head!r}.")
+            raise ValueError(_("a SelfAttention has one layer and one head; got layer={layer!r}, head={head!r}.").format(layer=layer, head=head))
         return model.W_Q.detach().double(), model.W_K.detach().double()
     if not isinstance(model, CopyTransformer):
-        raise TypeError(f"model must be a SelfAttention, CopyTransformer or TrainedModel, got {type(model).__name__}.")
+        raise TypeError(_("model must be a SelfAttention, CopyTransformer or TrainedModel, got {type_name}.").format(type_name=type(model).__name__))
     n_layers = len(model.blocks)
     if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < n_layers:
-        raise ValueError(f"layer must be an integer in 0..{n_layers - 1}, got {layer!r}.")
+        raise ValueError(_("layer must be an integer in 0..{0}, got {layer!r}.").format(n_layers - 1, layer=layer))
     if isinstance(head, bool) or not isinstance(head, int) or not 0 <= head < model.n_heads:
-        raise ValueError(f"head must be an integer in 0..{model.n_heads - 1}, got {head!r}.")
+        raise ValueError(_("head must be an integer in 0..{0}, got {head!r}.").format(model.n_heads - 1, head=head))
     block = model.blocks[layer]
     d, hd = model.d_model, block.attn.head_dim
     weight = block.attn.qkv.weight.detach().double()  # [3d, d]; q = x @ weight[:d].T
@@ -220,8 +218,7 @@ def trained_mixing_inputs(trained: TrainedModel | None = None, *, n: int = 16, s
     """
     trained = trained_mixing_model() if trained is None else trained
     if not isinstance(trained, TrainedModel) or trained.encoding != "sinusoidal":
-        raise ValueError("trained must be a TrainedModel with encoding 'sinusoidal' (its p_i is the sinusoidal "
-                         f"table), got {getattr(trained, 'encoding', type(trained).__name__)!r}.")
+        raise ValueError(_("trained must be a TrainedModel with encoding 'sinusoidal' (its p_i is the sinusoidal table), got {0!r}.").format(getattr(trained, 'encoding', type(trained).__name__)))
     n = check_int("n", n, minimum=1)
     model = trained.model
     gen = torch.Generator().manual_seed(check_int("seed", seed, minimum=0))
@@ -280,7 +277,7 @@ def relative_part(m: Tensor) -> Tensor:
     m = _matrix("m", m)
     d = m.shape[0]
     if m.shape != (d, d) or d % 2:
-        raise ValueError(f"m must be a square matrix of even size [d, d], got shape {tuple(m.shape)}.")
+        raise ValueError(_("m must be a square matrix of even size [d, d], got shape {0}.").format(tuple(m.shape)))
     blocks = m.reshape(d // 2, 2, d // 2, 2).diagonal(dim1=0, dim2=2).permute(2, 0, 1)  # [d/2, 2, 2]
     a = (blocks[:, 0, 0] + blocks[:, 1, 1]) / 2
     b = (blocks[:, 1, 0] - blocks[:, 0, 1]) / 2

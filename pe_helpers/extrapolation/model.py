@@ -37,6 +37,7 @@ from torch import Tensor, nn
 
 from .._validate import check_choice, check_int
 from ..encodings import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, rope_angles, rotate_pairs
+from ..i18n import _
 
 __all__ = ["ENCODINGS", "TRAINED_ENCODINGS", "DERIVED_ENCODINGS", "CopyTransformer", "check_encoding",
            "alibi_slopes", "alibi_bias", "interpolated_positions", "ntk_base", "random_positions",
@@ -178,8 +179,7 @@ class CopyTransformer(nn.Module):
         d_model = check_int("d_model", d_model, minimum=2)
         self.n_heads = check_int("n_heads", n_heads, minimum=1)
         if d_model % n_heads or (d_model // n_heads) % 2:
-            raise ValueError(f"d_model={d_model} must split into n_heads={n_heads} heads of even size "
-                             f"(RoPE rotates pairs), e.g. d_model=32 with n_heads=2.")
+            raise ValueError(_("d_model={d_model} must split into n_heads={n_heads} heads of even size (RoPE rotates pairs), e.g. d_model=32 with n_heads=2.").format(d_model=d_model, n_heads=n_heads))
         n_layers = check_int("n_layers", n_layers, minimum=1)
         self.max_positions = check_int("max_positions", max_positions, minimum=1)
         self.d_model = d_model
@@ -256,7 +256,7 @@ class CopyTransformer(nn.Module):
     def extended(self, max_positions: int, *, seed: int = 0) -> "CopyTransformer":
         """A copy whose learned table has ``max_positions`` rows; rows past the old end are fresh and untrained."""
         if self.encoding != "learned":
-            raise ValueError(f"only a learned table can be extended, this model uses encoding={self.encoding!r}.")
+            raise ValueError(_("only a learned table can be extended, this model uses encoding={encoding!r}.").format(encoding=self.encoding))
         bigger = copy.deepcopy(self)
         bigger.position = self.position.extended(max_positions, seed=seed)
         bigger.encoding = "learned-extended"
@@ -266,7 +266,7 @@ class CopyTransformer(nn.Module):
         """The trained ``rope`` model as ``"rope-pi"`` or ``"rope-ntk"``: the same weights (shared), other positions."""
         encoding = check_choice("encoding", encoding, ("rope-pi", "rope-ntk"))
         if self.encoding != "rope":
-            raise ValueError(f"only a rope model can be rescaled, this model uses encoding={self.encoding!r}.")
+            raise ValueError(_("only a rope model can be rescaled, this model uses encoding={encoding!r}.").format(encoding=self.encoding))
         other = copy.copy(self)  # shares the parameters: no retraining, no copy
         other.encoding = encoding
         return other

@@ -43,6 +43,7 @@ from .training import (
     fixed_threads,
     init_model,
 )
+from ..i18n import _
 
 __all__ = [
     "LabResults",
@@ -73,12 +74,12 @@ Curve = tuple[float | None, ...]
 def _parse_names(value: str | Iterable[str], allowed: tuple[str, ...], what: str) -> tuple[str, ...]:
     names = [v.strip() for v in value.split(",")] if isinstance(value, str) else list(value)
     if not names or any(not isinstance(n, str) or not n for n in names):
-        raise ValueError(f"{what} must be a non-empty list of names from {', '.join(allowed)}; got {value!r}.")
+        raise ValueError(_("{what} must be a non-empty list of names from {0}; got {value!r}.").format(', '.join(allowed), what=what, value=value))
     for name in names:
         if name not in allowed:
-            raise ValueError(f"{what} must be names from {', '.join(allowed)}; got {name!r}.")
+            raise ValueError(_("{what} must be names from {0}; got {name!r}.").format(', '.join(allowed), what=what, name=name))
     if len(set(names)) != len(names):
-        raise ValueError(f"{what} lists a name twice: {value!r}.")
+        raise ValueError(_("{what} lists a name twice: {value!r}.").format(what=what, value=value))
     return tuple(names)
 
 
@@ -111,6 +112,14 @@ def write_atomic(path: str | Path, text: str) -> Path:
     finally:
         tmp.unlink(missing_ok=True)
     return path
+
+
+def _rjust(text: str, width: int) -> str:
+    """``text`` right-aligned in ``width`` terminal columns (a CJK character takes two, as in a monospaced font)."""
+    import unicodedata
+
+    columns = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+    return " " * max(0, width - columns) + text
 
 
 @dataclass
@@ -162,23 +171,23 @@ class LabResults:
     def _curves(self, encoding: str, task: str) -> tuple[Curve, ...]:
         task = check_task(task)
         if task not in self.accuracy:
-            raise ValueError(f"task {task!r} was not run; these results have {', '.join(self.accuracy)}.")
+            raise ValueError(_("task {task!r} was not run; these results have {0}.").format(', '.join(self.accuracy), task=task))
         encoding = check_encoding(encoding)
         if encoding not in self.accuracy[task]:
-            raise ValueError(f"encoding {encoding!r} was not run; these results have {', '.join(self.encodings)}.")
+            raise ValueError(_("encoding {encoding!r} was not run; these results have {0}.").format(', '.join(self.encodings), encoding=encoding))
         return self.accuracy[task][encoding]
 
     def _seed_index(self, seed: int | None) -> int | None:
         if seed is None:
             return None
         if seed not in self.seeds:
-            raise ValueError(f"seed {seed!r} was not run; these results have seeds {list(self.seeds)}.")
+            raise ValueError(_("seed {seed!r} was not run; these results have seeds {0}.").format(list(self.seeds), seed=seed))
         return self.seeds.index(seed)
 
     def _length(self, length: int) -> int:
         length = check_int("length", length, minimum=1)
         if length > self.test_len:
-            raise ValueError(f"length must be <= test_len={self.test_len}, got {length}.")
+            raise ValueError(_("length must be <= test_len={test_len}, got {length}.").format(test_len=self.test_len, length=length))
         return length
 
     # ---- reading the numbers -------------------------------------------------------------
@@ -233,7 +242,7 @@ class LabResults:
         else:
             mean_b, spread_b = float(b), 0.0
         if mean_a is None or mean_b is None:
-            raise ValueError(f"{a!r} or {b!r} cannot run at sizes {lo}..{hi}.")
+            raise ValueError(_("{a!r} or {b!r} cannot run at sizes {lo}..{hi}.").format(a=a, b=b, lo=lo, hi=hi))
         return mean_a - mean_b, 2.0 * (spread_a ** 2 + spread_b ** 2) ** 0.5
 
     def in_distribution(self, encoding: str, task: str = "copy", *, seed: int | None = None) -> float:
@@ -252,17 +261,18 @@ class LabResults:
         if lengths is None:
             lengths = sorted({1, L, L + 1, 2 * L, 4 * L} & set(self.lengths))
         width = max(11 if len(self.seeds) > 1 else 6, *(len(e) for e in self.encodings))
-        head = "size".rjust(6) + "  " + "".join(e.rjust(width + 1) for e in self.encodings)
-        rows = [f"task {task!r}, token accuracy ({len(self.seeds)} seed{'s' * (len(self.seeds) > 1)})", head,
-                "-" * len(head)]
+        head = _rjust(_("size"), 6) + "  " + "".join(e.rjust(width + 1) for e in self.encodings)
+        seeds = (_("{count} seeds").format(count=len(self.seeds)) if len(self.seeds) > 1 else _("1 seed"))
+        rows = [_("task {task!r}, token accuracy ({seeds})").format(task=task, seeds=seeds), head, "-" * len(head)]
         for n in lengths:
             cells = []
             for e in self.encodings:
                 v, s = self.accuracy_at(e, n, task), self.spread_at(e, n, task)
-                text = "error" if v is None else f"{v:.{digits}f}" + (f"±{s:.{digits}f}" if len(self.seeds) > 1 else "")
-                cells.append(text.rjust(width + 1))
+                text = _("error") if v is None else f"{v:.{digits}f}" + (f"±{s:.{digits}f}" if len(self.seeds) > 1 else "")
+                cells.append(_rjust(text, width + 1))
             rows.append(f"{n:6d}{' *' if n == L else '  '}" + "".join(cells))
-        rows.append(f"(* = training size L = {L}; chance = {self.chance:.2f}; error = PositionOutOfRangeError)")
+        rows.append(_("(* = training size L = {L}; chance = {chance:.2f}; error = PositionOutOfRangeError)").format(
+            L=L, chance=self.chance))
         return "\n".join(rows)
 
     # ---- the trained models ------------------------------------------------------------
@@ -272,8 +282,7 @@ class LabResults:
         seed = self.seeds[0] if seed is None else self.seeds[self._seed_index(seed)]
         key = (task, encoding, seed)
         if key not in self.models:
-            raise ValueError("these results carry no trained models (they were loaded from JSON); "
-                             "run pe_helpers.extrapolation.run_lab(...) to train them.")
+            raise ValueError(_("these results carry no trained models (they were loaded from JSON); run pe_helpers.extrapolation.run_lab(...) to train them."))
         return self.models[key]
 
     # ---- saving and loading ------------------------------------------------------------
@@ -296,7 +305,7 @@ class LabResults:
     @classmethod
     def from_dict(cls, data: dict) -> "LabResults":
         if data.get("format") != _FORMAT:
-            raise ValueError(f"unknown lab results format {data.get('format')!r} (expected {_FORMAT}).")
+            raise ValueError(_("unknown lab results format {0!r} (expected {FORMAT}).").format(data.get('format'), FORMAT=_FORMAT))
         return cls(
             config=TrainConfig(**data["config"]),
             test_len=int(data["test_len"]),
@@ -350,19 +359,18 @@ def run_lab(encodings: str | Iterable[str] = DEFAULT_ENCODINGS, *, tasks: str | 
     if seeds is None:
         seeds = (settings.pop("seed", 0),)
     elif "seed" in settings:
-        raise TypeError("give either seeds= or seed=, not both.")
+        raise TypeError(_("give either seeds= or seed=, not both."))
     seeds = tuple(check_int("seed", s, minimum=0) for s in seeds)
     if not seeds or len(set(seeds)) != len(seeds):
-        raise ValueError(f"seeds must be distinct integers >= 0, at least one; got {seeds!r}.")
+        raise ValueError(_("seeds must be distinct integers >= 0, at least one; got {seeds!r}.").format(seeds=seeds))
     unknown = sorted(set(settings) - set(TrainConfig.__dataclass_fields__))
     if unknown:
-        raise TypeError(f"run_lab() got unknown setting(s) {', '.join(unknown)}; allowed: "
-                        f"{', '.join(TrainConfig.__dataclass_fields__)}.")
+        raise TypeError(_("run_lab() got unknown setting(s) {0}; allowed: {1}.").format(', '.join(unknown), ', '.join(TrainConfig.__dataclass_fields__)))
     configs = {s: TrainConfig(train_len=train_len, seed=s, **settings) for s in seeds}
     config = configs[seeds[0]]
     test_len = 4 * config.train_len if test_len is None else check_int("test_len", test_len, minimum=1)
     if test_len < config.train_len:
-        raise ValueError(f"test_len must be >= train_len={config.train_len}, got {test_len}.")
+        raise ValueError(_("test_len must be >= train_len={train_len}, got {test_len}.").format(train_len=config.train_len, test_len=test_len))
     base = tuple(dict.fromkeys(DERIVED_ENCODINGS.get(e, e) for e in names))
     jobs = [(t, e, s) for t in task_names for e in base for s in seeds]
     models = {job: init_model(job[1], configs[job[2]]) for job in jobs}  # in order: the global RNG is not thread-safe
@@ -373,7 +381,7 @@ def run_lab(encodings: str | Iterable[str] = DEFAULT_ENCODINGS, *, tasks: str | 
 
     from tqdm.auto import tqdm  # a widget in Jupyter, text in a terminal
 
-    bar = tqdm(total=config.steps * len(jobs), desc=f"training {len(jobs)} model{'s' * (len(jobs) > 1)}",
+    bar = tqdm(total=config.steps * len(jobs), desc=_("training {count} model(s)").format(count=len(jobs)),
                unit="step", disable=not _progress_enabled(progress), leave=True, mininterval=0.25)
     lock = threading.Lock()
 

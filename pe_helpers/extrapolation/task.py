@@ -37,6 +37,7 @@ from torch import Tensor
 from torch.nn import functional as F
 
 from .._validate import check_choice, check_int
+from ..i18n import _
 
 __all__ = ["TASKS", "LOOKBACK", "CopyBatch", "TaskBatch", "separator_id", "pad_id", "bos_id", "copy_loss_mask",
            "copy_batch", "copy_sequences", "lookback_batch", "task_batch", "task_positions", "check_task"]
@@ -105,12 +106,12 @@ def copy_loss_mask(lengths: Tensor | Sequence[int], total_len: int) -> Tensor:
     """
     n = torch.as_tensor(lengths)
     if n.ndim != 1 or n.is_floating_point() or n.dtype == torch.bool:
-        raise TypeError(f"lengths must be a 1-D integer tensor or list, got {n.dtype} of shape {tuple(n.shape)}.")
+        raise TypeError(_("lengths must be a 1-D integer tensor or list, got {dtype} of shape {0}.").format(tuple(n.shape), dtype=n.dtype))
     total_len = check_int("total_len", total_len, minimum=0)
     if n.numel() and int(n.min()) < 1:
-        raise ValueError(f"lengths must be >= 1, got {int(n.min())}.")
+        raise ValueError(_("lengths must be >= 1, got {0}.").format(int(n.min())))
     if n.numel() and 2 * int(n.max()) > total_len:
-        raise ValueError(f"total_len={total_len} is too short for length {int(n.max())} (needs 2·n = {2 * int(n.max())}).")
+        raise ValueError(_("total_len={total_len} is too short for length {0} (needs 2·n = {1}).").format(int(n.max()), 2 * int(n.max()), total_len=total_len))
     t = torch.arange(total_len)[None, :]
     return (t >= n[:, None]) & (t < 2 * n[:, None])
 
@@ -118,7 +119,7 @@ def copy_loss_mask(lengths: Tensor | Sequence[int], total_len: int) -> Tensor:
 def _lengths(lengths: Tensor | Sequence[int], max_len: int | None) -> tuple[Tensor, int]:
     n = torch.as_tensor(lengths, dtype=torch.long)
     if n.ndim != 1 or not n.numel() or int(n.min()) < 1:
-        raise ValueError(f"lengths must be a non-empty 1-D list of sizes >= 1, got {lengths!r}.")
+        raise ValueError(_("lengths must be a non-empty 1-D list of sizes >= 1, got {lengths!r}.").format(lengths=lengths))
     longest = int(n.max()) if max_len is None else check_int("max_len", max_len, minimum=int(n.max()))
     return n, longest
 

@@ -39,6 +39,7 @@ from .._validate import check_int, check_real
 from ..encodings import PositionOutOfRangeError
 from .model import DERIVED_ENCODINGS, CopyTransformer, check_encoding, random_positions
 from .task import check_task, task_batch, task_positions
+from ..i18n import _
 
 __all__ = [
     "TrainConfig",
@@ -105,9 +106,9 @@ class TrainConfig:
         check_int("seed", self.seed, minimum=0)
         for name in ("lr", "init_std"):
             if check_real(name, getattr(self, name)) <= 0:
-                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}.")
+                raise ValueError(_("{name} must be > 0, got {0!r}.").format(getattr(self, name), name=name))
         if check_real("length_weight", self.length_weight) < 0:
-            raise ValueError(f"length_weight must be >= 0, got {self.length_weight!r}.")
+            raise ValueError(_("length_weight must be >= 0, got {length_weight!r}.").format(length_weight=self.length_weight))
 
     @property
     def train_positions(self) -> int:
@@ -208,12 +209,11 @@ def _lr_factor(step: int, warmup: int, steps: int) -> float:
 def _config(config: TrainConfig | None, settings: dict, who: str) -> TrainConfig:
     if config is not None:
         if settings:
-            raise TypeError("give either config= or keyword settings, not both.")
+            raise TypeError(_("give either config= or keyword settings, not both."))
         return config
     unknown = sorted(set(settings) - set(TrainConfig.__dataclass_fields__))
     if unknown:
-        raise TypeError(f"{who}() got unknown setting(s) {', '.join(unknown)}; allowed: "
-                        f"{', '.join(TrainConfig.__dataclass_fields__)}.")
+        raise TypeError(_("{who}() got unknown setting(s) {0}; allowed: {1}.").format(', '.join(unknown), ', '.join(TrainConfig.__dataclass_fields__), who=who))
     return TrainConfig(**settings)
 
 
@@ -245,8 +245,7 @@ def derive(trained: TrainedModel, encoding: str, test_len: int) -> TrainedModel:
     """
     encoding = check_encoding(encoding)
     if DERIVED_ENCODINGS.get(encoding) != trained.encoding:
-        raise ValueError(f"{encoding!r} derives from a trained {DERIVED_ENCODINGS.get(encoding)!r} model, "
-                         f"got {trained.encoding!r}.")
+        raise ValueError(_("{encoding!r} derives from a trained {0!r} model, got {1!r}.").format(DERIVED_ENCODINGS.get(encoding), trained.encoding, encoding=encoding))
     if encoding == "learned-extended":
         rows = max(task_positions(check_int("test_len", test_len, minimum=1)), trained.model.max_positions)
         model = trained.model.extended(rows, seed=trained.config.seed + 1)
@@ -292,7 +291,7 @@ def fit(model: CopyTransformer, cfg: TrainConfig, on_step: Callable[[int], None]
     try:
         for step, n in enumerate(training_lengths(cfg, data)):
             if cancel is not None and cancel.is_set():
-                raise TrainingCancelled(f"training of {model.encoding!r} on {task!r} stopped at step {step}.")
+                raise TrainingCancelled(_("training of {encoding!r} on {task!r} stopped at step {step}.").format(encoding=model.encoding, task=task, step=step))
             batch = task_batch(task, cfg.batch_size, n, n, vocab_size=cfg.vocab_size, generator=data)
             positions = None
             if randomized:
@@ -364,7 +363,7 @@ def accuracy_by_length(trained: TrainedModel, lengths: Iterable[int] | None = No
     out: dict[int, float | None] = {}
     for n in lengths:
         if cancel is not None and cancel.is_set():
-            raise TrainingCancelled(f"evaluation of {trained.encoding!r} stopped at size {n}.")
+            raise TrainingCancelled(_("evaluation of {encoding!r} stopped at size {n}.").format(encoding=trained.encoding, n=n))
         try:
             out[int(n)] = accuracy(trained, n, n_samples=n_samples)
         except PositionOutOfRangeError:

@@ -26,6 +26,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from ..i18n import _
 from ..extrapolation.model import ENCODINGS
 from ._base import (MIN_FONT_PT, OKABE_ITO, SEQUENTIAL, FigureHandle, label, new_figure, one_thread, settle_layout,
                     static_figure)
@@ -57,8 +58,13 @@ _MARKERS = {"none": "o", "learned": "s", "learned-extended": "D", "sinusoidal": 
 _STYLES = {"learned-extended": "--", "rope-pi": "--", "rope-ntk": ":"}
 #: The reference (source) cells on an attention map: hollow squares, so the cell colour stays visible inside.
 _SOURCE_COLOR = OKABE_ITO[5]
-#: What each task's panel says.
+#: What each task's panel says (in English; :func:`task_title` gives it in the current language).
 TASK_TITLES = {"copy": "copy: the offset grows with n", "lookback": "look-back: a fixed offset of 3"}
+
+
+def task_title(task: str) -> str:
+    """The title of ``task``'s panel in the current language (the task's name if it has none)."""
+    return {"copy": _("copy: the offset grows with n"), "lookback": _("look-back: a fixed offset of 3")}.get(task, task)
 assert set(ENCODING_COLORS) == set(ENCODINGS)
 
 
@@ -94,10 +100,10 @@ def plot_accuracy(ax: Axes, results: "LabResults", *, task: str = "copy", encodi
     art: dict[str, object] = {}
     ax.axvspan(0.5, L + 0.5, color="0.92", zorder=0)
     art["train_edge"] = ax.axvline(L + 0.5, color="0.35", linestyle="--", linewidth=1)
-    art["train_label"] = ax.text(L + 0.5, 0.985, f" ← trained sizes n ≤ L = {L}", color="0.2", ha="left", va="top",
+    art["train_label"] = ax.text(L + 0.5, 0.985, _(" ← trained sizes n ≤ L = {L}").format(L=L), color="0.2", ha="left", va="top",
                                  transform=ax.get_xaxis_transform())
     art["chance"] = ax.axhline(results.chance, color="0.3", linestyle=":", linewidth=1.2,
-                               label=f"chance, 1/{round(1 / results.chance)}")
+                               label=_("chance, 1/{0}").format(round(1 / results.chance)))
     for e in encodings:
         color = ENCODING_COLORS[e]
         if len(results.seeds) > 1:
@@ -112,14 +118,15 @@ def plot_accuracy(ax: Axes, results: "LabResults", *, task: str = "copy", encodi
         if len(missing):
             (art[f"cannot_run:{e}"],) = ax.plot(missing, np.full(len(missing), 0.03), linestyle="none", marker="x",
                                                 color=color, markersize=6, markeredgewidth=1.5,
-                                                label=f"{e}: cannot run (no table row)")
+                                                label=_("{e}: cannot run (no table row)").format(e=e))
         if live is not None and task in live.tasks and e in live.encodings:
             ax.plot(lengths[: live.test_len], _curve(live, e, task), linestyle="none", marker=_MARKERS[e],
                     markersize=5, color=color, markeredgecolor="white", markeredgewidth=0.5)
     ax.set_xlim(0.5, results.test_len + 0.5)
     ax.set_ylim(0.0, 1.12)
-    what = f"mean of {len(results.seeds)} seeds, band = range" if len(results.seeds) > 1 else "one seed"
-    label(ax, TASK_TITLES.get(task, task), "size n (input = 2n + 1 positions)", f"token accuracy ({what})")
+    what = (_("mean of {count} seeds, band = range").format(count=len(results.seeds)) if len(results.seeds) > 1
+            else _("one seed"))
+    label(ax, task_title(task), _("size n (input = 2n + 1 positions)"), _("token accuracy ({what})").format(what=what))
     if legend:
         ax.legend(loc="lower left", ncols=2, frameon=True, framealpha=0.9, fontsize=MIN_FONT_PT)
     return art
@@ -151,7 +158,7 @@ def accuracy_figure(results: "LabResults", *, live: "LabResults | None" = None,
 def _draw_source(ax: Axes, queries: object, keys: object, size: int):
     """Hollow squares on the reference cells ``(query, key)``: thin outlines, the cells' colours show inside."""
     (marks,) = ax.plot(np.asarray(keys), np.asarray(queries), linestyle="none", marker="s", markerfacecolor="none",
-                       markeredgecolor=_SOURCE_COLOR, markeredgewidth=1.0, label="where a perfect model looks")
+                       markeredgecolor=_SOURCE_COLOR, markeredgewidth=1.0, label=_("where a perfect model looks"))
     _fit_source(ax, marks, size)
     return marks
 
@@ -183,7 +190,7 @@ def plot_attention_map(ax: Axes, weights: "Tensor", *, train_len: int, title: st
         art["edge_v"] = ax.axvline(edge, color="0.7", linewidth=0.8)
     ax.set_xlim(-0.5, size - 0.5)
     ax.set_ylim(size - 0.5, -0.5)
-    label(ax, title, "key position s", "query position t")
+    label(ax, title, _("key position s"), _("query position t"))
     return art
 
 
@@ -202,7 +209,7 @@ def attention_maps_figure(maps: Sequence[tuple[str, "Tensor", tuple[object, obje
     for k, (ax, (title, weights, source)) in enumerate(zip(axes, maps)):
         for name, artist in plot_attention_map(ax, weights, train_len=train_len, title=title, source=source).items():
             art[f"{k}:{name}"] = artist
-    art["colorbar"] = fig.colorbar(art["0:image"], ax=list(axes), shrink=0.85, label="attention weight A[t, s]")
+    art["colorbar"] = fig.colorbar(art["0:image"], ax=list(axes), shrink=0.85, label=_("attention weight A[t, s]"))
     fig.canvas.draw()
     for k, ax in enumerate(axes):
         if f"{k}:source" in art:
@@ -231,7 +238,7 @@ def build_extrapolation(results: "LabResults", *, task: str = "copy") -> FigureH
     fig = new_figure(height=5.0)
     ax_map, ax_acc = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.0, 1.35]})
     image = ax_map.imshow(np.zeros((2, 2)), cmap=SEQUENTIAL, vmin=0.0, vmax=1.0, interpolation="nearest")
-    fig.colorbar(image, ax=ax_map, shrink=0.8, label="weight A[t, s]")
+    fig.colorbar(image, ax=ax_map, shrink=0.8, label=_("weight A[t, s]"))
     (source,) = ax_map.plot([], [], linestyle="none", marker="s", markerfacecolor="none",
                             markeredgecolor=_SOURCE_COLOR, markeredgewidth=1.0)
     edge = 2 * L + 0.5
@@ -242,8 +249,8 @@ def build_extrapolation(results: "LabResults", *, task: str = "copy") -> FigureH
     # is what would make the slider slow. The grey lines mark position 2L + 1 instead.
     ax_map.set_xticks([])
     ax_map.set_yticks([])
-    ax_map.set_xlabel("key position s")
-    ax_map.set_ylabel("query position t")
+    ax_map.set_xlabel(_("key position s"))
+    ax_map.set_ylabel(_("query position t"))
     ax_map.set_title(" \n ")
     map_title = ax_map.text(0.5, 1.02, "", transform=ax_map.transAxes, ha="center", va="bottom")
     acc = plot_accuracy(ax_acc, results, task=task, legend=False)
@@ -265,15 +272,15 @@ def build_extrapolation(results: "LabResults", *, task: str = "copy") -> FigureH
                head: tuple[int, int] | None = None) -> str:
         n = int(length)
         if task not in results.tasks:
-            raise ValueError(f"task must be one of {', '.join(results.tasks)}, got {task!r}.")
+            raise ValueError(_("task must be one of {0}, got {task!r}.").format(', '.join(results.tasks), task=task))
         if not 1 <= n <= test_len:
-            raise ValueError(f"length must be in 1..{test_len}, got {length!r}.")
+            raise ValueError(_("length must be in 1..{test_len}, got {length!r}.").format(test_len=test_len, length=length))
         if encoding not in lines:
-            raise ValueError(f"encoding must be one of {', '.join(lines)}, got {encoding!r}.")
+            raise ValueError(_("encoding must be one of {0}, got {encoding!r}.").format(', '.join(lines), encoding=encoding))
         if state.get("task") != task:
             for e, line in lines.items():
                 line.set_ydata(_curve(results, e, task))
-            ax_acc.set_title(TASK_TITLES.get(task, task))
+            ax_acc.set_title(task_title(task))
             fig.invalidate_background()  # the title is painted with the background
             state["task"] = task
         if state.get("encoding") != encoding:
@@ -286,13 +293,13 @@ def build_extrapolation(results: "LabResults", *, task: str = "copy") -> FigureH
         runs = weights is not None
         if runs:
             image.set_data(np.asarray(weights, dtype=float))
-            where = f"layer {head[0] + 1}, head {head[1] + 1}" if head is not None else ""
-            map_title.set_text(f"{encoding}, n = {n}\ncopy head {where}")
+            where = _("layer {layer}, head {head}").format(layer=head[0] + 1, head=head[1] + 1) if head is not None else ""
+            map_title.set_text(_("{encoding}, n = {n}\ncopy head {where}").format(encoding=encoding, n=n, where=where))
             notice.set_text("")
         else:
             image.set_data(np.full((size, size), np.nan))
-            map_title.set_text(f"{encoding}, n = {n}\ncannot run")
-            notice.set_text(f"no table row for\nposition {2 * L + 1}:\nPositionOutOfRangeError")
+            map_title.set_text(_("{encoding}, n = {n}\ncannot run").format(encoding=encoding, n=n))
+            notice.set_text(_("no table row for\nposition {0}:\nPositionOutOfRangeError").format(2 * L + 1))
         image.set_extent((-0.5, size - 0.5, size - 0.5, -0.5))
         ax_map.set_xlim(-0.5, size - 0.5)
         ax_map.set_ylim(size - 0.5, -0.5)
@@ -307,10 +314,12 @@ def build_extrapolation(results: "LabResults", *, task: str = "copy") -> FigureH
         vline.set_visible(beyond)
         cursor.set_xdata([n, n])
         dot.set_data([n], [accuracy if accuracy is not None else np.nan])
-        where = "a training size" if n <= L else f"{n / L:.2f} L, past training"
+        where = _("a training size") if n <= L else _("{ratio:.2f} L, past training").format(ratio=n / L)
         if accuracy is None:
-            return f"{encoding}, {task}, n = {n} ({where}): the learned table has no row for position {2 * L + 1}"
-        return f"{encoding}, {task}, n = {n} ({where}): token accuracy {accuracy:.2f}"
+            return _("{encoding}, {task}, n = {n} ({where}): the learned table has no row for position {position}").format(
+                encoding=encoding, task=task, n=n, where=where, position=2 * L + 1)
+        return _("{encoding}, {task}, n = {n} ({where}): token accuracy {accuracy:.2f}").format(
+            encoding=encoding, task=task, n=n, where=where, accuracy=accuracy)
 
     return FigureHandle(fig, art, update)
 
@@ -343,8 +352,14 @@ __all__ += ["MIXING_EQUATION", "build_mixing"]
 #: The expansion every mixing figure is labelled with.
 MIXING_EQUATION = (r"$s_{ij} = (x_i+p_i)\,M\,(x_j+p_j)^\top = x_iMx_j^\top + x_iMp_j^\top + p_iMx_j^\top"
                    r" + p_iMp_j^\top$,  $M = W_QW_K^\top$")
-_TERM_LABELS = (r"content·content" "\n" r"$x_iMx_j^\top$", r"content·position" "\n" r"$x_iMp_j^\top$",
-                r"position·content" "\n" r"$p_iMx_j^\top$", r"position·position" "\n" r"$p_iMp_j^\top$")
+_TERM_FORMULAS = (r"$x_iMx_j^\top$", r"$x_iMp_j^\top$", r"$p_iMx_j^\top$", r"$p_iMp_j^\top$")
+
+
+def _term_names() -> tuple[str, ...]:
+    """The four terms' names in the current language, in the order of :data:`TERM_NAMES`."""
+    return _("content·content"), _("content·position"), _("position·content"), _("position·position")
+
+
 _MIXING_FONT = 13  # pt: about 18 CSS px at the toolkit's 1000 px display width
 
 
@@ -358,33 +373,32 @@ def build_mixing(terms: MixingTerms, *, note: str = "") -> FigureHandle:
     ``"colorbar"``.
     """
     if not isinstance(terms, MixingTerms):
-        raise TypeError(f"terms must be a MixingTerms from pe_helpers.extrapolation.mixing.mixing_terms, got "
-                        f"{type(terms).__name__}.")
+        raise TypeError(_("terms must be a MixingTerms from pe_helpers.extrapolation.mixing.mixing_terms, got {type_name}.").format(type_name=type(terms).__name__))
     n = terms.total.shape[0]
     fig = new_figure(height=4.4)
     axes = fig.subplots(1, 4, sharey=True)
     art: dict[str, object] = {}
     for ax, name in zip(axes, TERM_NAMES):
         art[name] = ax.imshow(np.zeros((n, n)), cmap=DIVERGING, vmin=-1, vmax=1, interpolation="nearest")
-        ax.set_xlabel("key position j", fontsize=_MIXING_FONT)
+        ax.set_xlabel(_("key position j"), fontsize=_MIXING_FONT)
         art[f"{name}:title"] = ax.set_title("", fontsize=_MIXING_FONT)
-    axes[0].set_ylabel("query position i", fontsize=_MIXING_FONT)
+    axes[0].set_ylabel(_("query position i"), fontsize=_MIXING_FONT)
     art["colorbar"] = bar = fig.colorbar(art[TERM_NAMES[0]], ax=list(axes), shrink=0.8, pad=0.015)
-    bar.set_label("score term (one scale)")
+    bar.set_label(_("score term (one scale)"))
     art["heading"] = fig.suptitle("", fontsize=_MIXING_FONT)
 
     def update(terms: MixingTerms, note: str = "") -> str:
         if not isinstance(terms, MixingTerms) or terms.total.shape != (n, n):
-            raise ValueError(f"terms must be a MixingTerms of {n} × {n} matrices (the figure's size).")
+            raise ValueError(_("terms must be a MixingTerms of {n} × {n} matrices (the figure's size).").format(n=n))
         values = terms.terms()
         low, high = symmetric_limits(torch.stack([torch.as_tensor(v) for v in values]))
         share = terms.shares()
-        for v, label_, name in zip(values, _TERM_LABELS, TERM_NAMES):
+        for v, said, formula, name in zip(values, _term_names(), _TERM_FORMULAS, TERM_NAMES):
             art[name].set_data(np.asarray(v))
             art[name].set_clim(low, high)
-            art[f"{name}:title"].set_text(f"{label_}: {100 * share[name]:.0f} %")
+            art[f"{name}:title"].set_text(f"{said}\n{formula}: {100 * share[name]:.0f} %")
         art["heading"].set_text(MIXING_EQUATION + (f"\n{note}" if note else ""))
-        return ", ".join(f"{name} {100 * share[name]:.0f} %" for name in TERM_NAMES)
+        return ", ".join(f"{said} {100 * share[name]:.0f} %" for said, name in zip(_term_names(), TERM_NAMES))
 
     update(terms, note)
     return FigureHandle(fig, art, update)
