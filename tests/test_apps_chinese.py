@@ -37,13 +37,7 @@ def zh():
         i18n.set_language("en")
 
 
-#: Notebook 05's apps are not localized yet (issue 17 is open): these cases must fail until they are.
-NOT_YET_LOCALIZED = {"extrapolation_app", "mixing_app", "accuracy_figure", "attention_maps_figure", "build_mixing"}
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(
-    strict=True, reason="notebook 05's strings are not translated yet")) if n in NOT_YET_LOCALIZED else n
-    for n in MINE])
+@pytest.mark.parametrize("name", MINE)
 def test_every_app_speaks_chinese_without_a_warning(name: str, zh) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a missing glyph, a font not found: all fail here
@@ -61,9 +55,7 @@ def test_every_app_speaks_chinese_without_a_warning(name: str, zh) -> None:
             app.close()
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(
-    strict=True, reason="notebook 05's strings are not translated yet")) if n in NOT_YET_LOCALIZED else n
-    for n in sorted(_static_figures())])
+@pytest.mark.parametrize("name", sorted(_static_figures()))
 def test_every_static_figure_speaks_chinese_without_a_warning(name: str, zh) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
