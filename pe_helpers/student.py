@@ -41,6 +41,7 @@ __all__ = [
     "SOLUTION_TAG",
     "CHECK_TAG",
     "EXERCISE_HEADING",
+    "EXERCISE_HEADING_ZH",
     "stub_source",
     "student_check_source",
     "student_notebook",
@@ -59,7 +60,19 @@ EXERCISE_HEADING = re.compile(
     r"\((?P<stars>★☆☆|★★☆|★★★)\s+(?P<level>easy|medium|hard)\s+·\s+~(?P<minutes>\d+)\s+min\)\s*$",
     re.MULTILINE,
 )
-_ANY_EXERCISE_HEADING = re.compile(r"^###\s+Exercise\s+(?P<number>\d+\.\d+)\b\W*(?P<rest>.*)$", re.MULTILINE)
+#: The same heading in the Chinese edition: ``### 练习 N.M · <标题>（★☆☆ 简单 · 约 5 分钟）``.
+EXERCISE_HEADING_ZH = re.compile(
+    r"^###\s+练习\s*(?P<number>\d+\.\d+)\s+·\s+(?P<title>.+?)\s*"
+    r"[（(](?P<stars>★☆☆|★★☆|★★★)\s+(?P<level>简单|中等|困难)\s+·\s+约\s*(?P<minutes>\d+)\s*分钟[）)]\s*$",
+    re.MULTILINE,
+)
+_ANY_EXERCISE_HEADING = re.compile(r"^###\s+(?:Exercise\s+|练习\s*)(?P<number>\d+\.\d+)(?![\d.])\W*(?P<rest>.*)$",
+                                   re.MULTILINE)
+#: The stub's message per edition language: ``Exercise N.M: write <name> (<title>)``, ``练习 N.M：写出 <name>（<title>）``.
+_STUB_MESSAGE = {"en": ("Exercise {exercise}: write {name}", " ({title})"),
+                 "zh": ("练习 {exercise}：写出 {name}", "（{title}）")}
+#: The language cell a non-English edition starts with (``pe_helpers.editions.language_cell``).
+_SET_LANGUAGE = re.compile(r"""set_language\(\s*["'](?P<lang>[a-z]+)["']\s*\)""")
 _CHECK_CALL = re.compile(r"^(?:assert\s+)?(check_\w+\(.*\))\s*;?\s*$", re.DOTALL)
 _EDITION_KEY = "pe_edition"
 _DIGEST_KEY = "pe_edition_sources"
@@ -90,13 +103,17 @@ def _raise_line(indent: str, message: str) -> str:
     return f'{indent}raise NotImplementedError("{quoted}")'
 
 
-def stub_source(source: str, exercise: str, title: str | None = None, *, where: str = "solution cell") -> str:
+def stub_source(source: str, exercise: str, title: str | None = None, *, where: str = "solution cell",
+                lang: str = "en") -> str:
     """The solution ``source`` with every top-level def reduced to signature + docstring + ``raise NotImplementedError``.
 
     Imports and comments outside the functions are kept. ``exercise`` is ``"N.M"``; the stub's message
-    reads ``"Exercise N.M: write <name> (<title>)"``. Raises :class:`StudentEditionError` (naming
+    reads ``"Exercise N.M: write <name> (<title>)"``, or in the Chinese edition (``lang="zh"``)
+    ``"练习 N.M：写出 <name>（<title>）"``. Raises :class:`StudentEditionError` (naming
     ``where``) if the source does not parse, has no def, or has top-level code other than imports and defs.
     """
+    if lang not in _STUB_MESSAGE:
+        raise ValueError(f"lang must be one of {', '.join(map(repr, _STUB_MESSAGE))}, got {lang!r}.")
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
@@ -115,7 +132,8 @@ def stub_source(source: str, exercise: str, title: str | None = None, *, where: 
     lines = source.splitlines()
     for node in reversed(defs):  # bottom-up, so earlier line numbers stay valid
         body = node.body
-        message = f"Exercise {exercise}: write {node.name}" + (f" ({title})" if title else "")
+        head, tail = _STUB_MESSAGE[lang]
+        message = head.format(exercise=exercise, name=node.name) + (tail.format(title=title) if title else "")
         if body[0].lineno == node.lineno:
             raise StudentEditionError(f"{where} (Exercise {exercise}): put the body of {node.name} on its own lines "
                                       "(not on the `def` line), so it can be replaced by a stub.")
@@ -146,16 +164,27 @@ def student_check_source(source: str, *, where: str = "check cell") -> str:
 
 
 def _titles(nb: NotebookNode) -> dict[str, str]:
-    """Exercise number -> title, from the ``### Exercise N.M · title (...)`` headings."""
+    """Exercise number -> title, from the ``### Exercise N.M · title (...)`` headings (or ``### 练习 N.M · 标题（…）``)."""
     found: dict[str, str] = {}
     for cell in nb.cells:
         if cell.cell_type != "markdown":
             continue
-        for m in EXERCISE_HEADING.finditer(cell.source):
-            found.setdefault(m["number"], m["title"])
+        for heading in (EXERCISE_HEADING, EXERCISE_HEADING_ZH):
+            for m in heading.finditer(cell.source):
+                found.setdefault(m["number"], m["title"])
         for m in _ANY_EXERCISE_HEADING.finditer(cell.source):  # a heading off the pattern still names the task
-            found.setdefault(m["number"], m["rest"].split("(")[0].strip() or None)
+            found.setdefault(m["number"], re.split(r"\s[(（]|[（]", m["rest"])[0].strip() or None)
     return {k: v for k, v in found.items() if v}
+
+
+def _language(nb: NotebookNode) -> str:
+    """The edition's language: the one its language cell switches to (tag ``language``), else English."""
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "language" in cell.metadata.get("tags", []):
+            m = _SET_LANGUAGE.search(cell.source)
+            if m and m["lang"] in _STUB_MESSAGE:
+                return m["lang"]
+    return "en"
 
 
 def _clear_outputs(cell: NotebookNode) -> None:
@@ -177,6 +206,7 @@ def student_notebook(nb: NotebookNode, name: str) -> NotebookNode:
     """The student edition of notebook ``nb`` (``name`` is used in error messages). ``nb`` is not modified."""
     out = copy.deepcopy(nb)
     titles = _titles(out)
+    lang = _language(out)
     exercises = 0
     for index, cell in enumerate(out.cells):
         where = _Where(name, index, cell.get("id"))
@@ -188,7 +218,7 @@ def student_notebook(nb: NotebookNode, name: str) -> NotebookNode:
             if not isinstance(exercise, str) or not re.fullmatch(r"\d+\.\d+", exercise):
                 raise StudentEditionError(f"{where}: a solution cell needs metadata pe_exercise = \"N.M\" "
                                           f"(e.g. \"3.1\"), got {exercise!r}.")
-            cell.source = stub_source(cell.source, exercise, titles.get(exercise), where=str(where))
+            cell.source = stub_source(cell.source, exercise, titles.get(exercise), where=str(where), lang=lang)
             _unhide(cell)
             exercises += 1
         elif CHECK_TAG in tags:

@@ -29,6 +29,7 @@ import pytest
 import pe_helpers.checks as checks
 from pe_helpers.student import (
     EXERCISE_HEADING,
+    EXERCISE_HEADING_ZH,
     StudentEditionError,
     build_student_edition,
     main,
@@ -245,6 +246,53 @@ def test_stub_source_keeps_signature_docstring_and_imports() -> None:
                     'def g(y):\n    raise NotImplementedError("Exercise 7.1: write g (Doubling)")')
     assert "secret" not in stub and "hint" not in stub and "return" not in stub
     assert stub_source(stub, "7.1", "Doubling") == stub  # idempotent
+
+
+def _cjk(text: str) -> bool:
+    return any("\u4e00" <= c <= "\u9fff" for c in text)
+
+
+@pytest.mark.parametrize("number", NUMBERS)
+def test_the_chinese_student_edition_stubs_every_solution_with_its_chinese_title(number: str, tmp_path: Path) -> None:
+    """``make student LANG=zh``: the Chinese notebooks' solutions become stubs named by their 练习 headings."""
+    english = _read(_require(number))
+    chinese_path = NOTEBOOKS / "zh" / _require(number).name
+    chinese = _read(chinese_path)
+    headings = {m["number"]: m["title"] for c in chinese.cells if c.cell_type == "markdown"
+                for m in EXERCISE_HEADING_ZH.finditer(c.source)}
+    solutions = [c.metadata["pe_exercise"] for c in english.cells if "solution" in _tags(c)]
+    assert solutions and set(solutions) <= set(headings), (
+        f"{chinese_path.name}: exercises {sorted(set(solutions) - set(headings))} have no "
+        "'### 练习 N.M · 标题（★☆☆ 简单 · 约 K 分钟）' heading")
+    stubbed = student_notebook(chinese, f"zh/{chinese_path.name}")
+    stubs = [c for c in stubbed.cells if "solution" in _tags(c)]
+    assert [c.metadata["pe_exercise"] for c in stubs] == solutions
+    for cell in stubs:
+        ex = cell.metadata["pe_exercise"]
+        for fn in (n for n in ast.parse(cell.source).body if isinstance(n, ast.FunctionDef)):
+            raises = [s for s in fn.body if isinstance(s, ast.Raise)]
+            assert len(raises) == 1 and raises[0].exc.func.id == "NotImplementedError", f"{ex}: {fn.name} kept its body"
+            message = raises[0].exc.args[0].value
+            assert message == f"练习 {ex}：写出 {fn.name}（{headings[ex]}）" and _cjk(headings[ex]), message
+    assert student_notebook(stubbed, f"zh/{chinese_path.name}").cells == stubbed.cells  # idempotent
+
+
+def test_chinese_headings_and_stub_messages() -> None:
+    heading = "### 练习 7.1 · 加倍（★★☆ 中等 · 约 10 分钟）"
+    m = EXERCISE_HEADING_ZH.fullmatch(heading)
+    assert m and (m["number"], m["title"], m["level"], m["minutes"]) == ("7.1", "加倍", "中等", "10")
+    assert EXERCISE_HEADING_ZH.fullmatch("### 练习 7.1 · 加倍（★★☆ easy · ~10 min）") is None
+    source = 'def f(x):\n    """Twice x."""\n    return 2 * x\n'
+    assert stub_source(source, "7.1", "加倍", lang="zh").endswith('raise NotImplementedError("练习 7.1：写出 f（加倍）")')
+    with pytest.raises(ValueError, match="lang must be one of 'en', 'zh', got 'fr'"):
+        stub_source(source, "7.1", lang="fr")
+    nb = _tiny_notebook(nbformat.v4.new_markdown_cell(heading), _solution(source), _check("assert check_x(f)"))
+    english = student_notebook(nb, "07_x.ipynb").cells[1].source
+    assert 'NotImplementedError("Exercise 7.1: write f (加倍)")' in english  # no language cell: English messages
+    language = nbformat.v4.new_code_cell('import pe_helpers\n\npe_helpers.set_language("zh")')
+    language.metadata["tags"] = ["language"]
+    nb.cells.insert(0, language)
+    assert 'NotImplementedError("练习 7.1：写出 f（加倍）")' in student_notebook(nb, "07_x.ipynb").cells[2].source
 
 
 def _tiny_notebook(*cells) -> nbformat.NotebookNode:
