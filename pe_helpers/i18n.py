@@ -9,7 +9,9 @@ maintained library behind Python's i18n tooling, so translators use the usual to
 Weblate) and ``pybabel extract`` finds the strings. The ``.po`` file is read directly at run time,
 so there is no compiled ``.mo`` to keep in step. In code a user-facing string is written
 ``_("Sinusoidal table: rows = position")``, formatted after translation:
-``_("position must be in 0..{top}, got {value}.").format(top=..., value=...)``.
+``_("position must be in 0..{top}, got {value}.").format(top=..., value=...)``. Text made at import time
+(an exercise's title, a named mistake's explanation) is marked ``lazy_("…", field=...)`` instead: it is
+translated when shown, so it follows a :func:`set_language` that comes after the import.
 A string without a translation falls back to English; ``tests/test_i18n.py`` fails when a
 ``_()`` string has no Chinese entry, or when a catalogue entry is no longer used.
 """

@@ -381,7 +381,7 @@ def run_lab(encodings: str | Iterable[str] = DEFAULT_ENCODINGS, *, tasks: str | 
 
     from tqdm.auto import tqdm  # a widget in Jupyter, text in a terminal
 
-    bar = tqdm(total=config.steps * len(jobs), desc=_("training {count} model(s)").format(count=len(jobs)),
+    bar = tqdm(total=config.steps * len(jobs), desc=_("training {count} models").format(count=len(jobs)) if len(jobs) > 1 else _("training 1 model"),
                unit="step", disable=not _progress_enabled(progress), leave=True, mininterval=0.25)
     lock = threading.Lock()
 
