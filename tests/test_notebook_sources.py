@@ -78,13 +78,7 @@ def test_catalogue_round_trip_and_a_changed_english_cell_loses_its_translation(t
 TRANSLATED = [s for s in SOURCES if editions.catalogue_path(s, "zh").exists()]
 
 
-#: Notebooks whose Chinese catalogue is not complete yet (issue 17 is open): their test must fail until it is.
-NOT_YET_TRANSLATED = {"05_limits_and_extrapolation"}
-
-
-@pytest.mark.parametrize("source", [pytest.param(s, marks=pytest.mark.xfail(
-    strict=True, reason="Chinese translation of this notebook not done yet")) if s.stem in NOT_YET_TRANSLATED else s
-    for s in TRANSLATED], ids=lambda p: p.stem[:2])
+@pytest.mark.parametrize("source", TRANSLATED, ids=lambda p: p.stem[:2])
 def test_every_markdown_cell_has_its_chinese_translation(source):
     missing = editions.missing_translations(source, "zh")
     assert not missing, (f"{len(missing)} Markdown cell(s) of {source.name} changed or were added without a Chinese "
