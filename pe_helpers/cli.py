@@ -13,7 +13,7 @@ Examples::
 
     python -m pe_helpers.cli                                   # the default set: one seed, both tasks (< 60 s)
     python -m pe_helpers.cli --encodings none,rope --tasks lookback --seeds 0,1,2 --out build/lab/
-    python -m pe_helpers.cli --reference                        # regenerate pe_helpers/data/lab_reference.json
+    python -m pe_helpers.cli --reference                        # regenerate pe_helpers/data/lab_reference.json (+ seed 0 weights)
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .extrapolation.model import ENCODINGS, TRAINED_ENCODINGS
-from .extrapolation.results import parse_encodings, parse_tasks, reference_config, run_lab
+from .extrapolation.results import parse_encodings, parse_tasks, reference_config, run_lab, save_reference_models
 from .extrapolation.task import TASKS
 from .extrapolation.training import TrainConfig, TrainingCancelled
 
@@ -37,6 +37,8 @@ DEFAULT_OUT = Path("build") / "lab" / "extrapolation.png"
 DEFAULT_ENCODINGS = ("none", "learned", "sinusoidal", "rope", "rope-pi", "rope-ntk", "alibi")
 #: Where ``--reference`` writes the reference (the package data file).
 REFERENCE_JSON = Path(__file__).parent / "data" / "lab_reference.json"
+#: Where ``--reference`` writes the first seed's trained weights (loaded by notebook 05 and present mode).
+REFERENCE_MODELS = Path(__file__).parent / "data" / "lab_reference_seed0.pt"
 FIGURE_NAME = "extrapolation.png"
 #: ``--progress`` choices and what :func:`~pe_helpers.extrapolation.run_lab` gets for each.
 PROGRESS = {"auto": None, "bar": True, "none": False}
@@ -127,7 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=_seeds, default=(d.seed,), help="comma-separated seeds (default %(default)s)")
     p.add_argument("--reference", action="store_true",
                    help=f"regenerate the shipped reference: every scheme and task over 5 seeds, saved to "
-                        f"{REFERENCE_JSON.relative_to(REFERENCE_JSON.parents[2])} (5-10 minutes)")
+                        f"{REFERENCE_JSON.relative_to(REFERENCE_JSON.parents[2])}, and seed 0's trained weights to "
+                        f"{REFERENCE_MODELS.relative_to(REFERENCE_MODELS.parents[2])} (5-10 minutes)")
     p.add_argument("--train-len", type=_positive, default=d.train_len, help="L: train on sizes 1..L (default %(default)s)")
     p.add_argument("--test-len", type=_positive, default=None, help="test sizes 1..this (default 4L)")
     p.add_argument("--steps", type=_positive, default=d.steps, help="training steps per model (default %(default)s)")
@@ -183,7 +186,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if out.suffix.lstrip(".").lower() not in formats:
         parser.error(f"--out {args.out}: matplotlib cannot save {out.suffix!r} files; use one of "
                      f"{', '.join('.' + k for k in sorted(formats))}, or a directory")
-    for path, what in ((out, "--out"), (args.save_json, "--save-json")):
+    weights = REFERENCE_MODELS if args.reference else None
+    for path, what in ((out, "--out"), (args.save_json, "--save-json"), (weights, "--reference")):
         problem = check_writable(path, what) if path is not None else None
         if problem:
             parser.error(problem)
@@ -202,6 +206,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"trained and tested in {results.total_seconds:.1f} s")
     if args.save_json is not None:
         print(f"numbers saved to {results.save_json(args.save_json)}")
+    if weights is not None:
+        print(f"seed {results.seeds[0]}'s trained weights saved to {save_reference_models(results, weights)}")
     from .figures.extrapolation import save_figure_atomic, accuracy_figure  # matplotlib only when needed
 
     written = save_figure_atomic(accuracy_figure(results), out)

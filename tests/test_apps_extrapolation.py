@@ -192,10 +192,31 @@ def test_train_now_panel_trains_only_when_pressed(monkeypatch) -> None:
 
     monkeypatch.setattr(extrapolation_module, "run_lab", counting)
     panel = extrapolation_module.TrainNow(reference, encodings=("rope",), seed=1)
-    assert not calls and panel.results is None, "building the panel trains nothing"
+    assert not calls and panel.results is None and not panel.trained_live, "building the panel trains nothing"
     panel.button.click()
     assert len(calls) == 1 and calls[0]["seeds"] == (1,) and calls[0]["steps"] == 3
-    assert panel.results is not None and panel.results.encodings == ("rope",)
+    assert panel.results is not None and panel.results.encodings == ("rope",) and panel.trained_live
     assert panel.button.disabled and panel.button.description.startswith("trained in")
     panel.train()
     assert len(calls) == 1, "a second press does not retrain"
+
+
+def test_train_now_panel_shows_the_shipped_seed_before_any_training(monkeypatch) -> None:
+    import pe_helpers.figures.extrapolation as figures
+
+    monkeypatch.setattr(extrapolation_module, "run_lab", lambda *a, **k: pytest.fail("loading must not train"))
+    drawn = []
+    real_figure = figures.accuracy_figure
+    monkeypatch.setattr(figures, "accuracy_figure", lambda *a, **k: drawn.append(k) or real_figure(*a, **k))
+    reference = lab.reference_results()
+    panel = extrapolation_module.TrainNow(reference, encodings=("rope",), tasks=("lookback",))
+    live = panel.load_reference()
+    assert live is panel.results and not panel.trained_live and not panel.button.disabled
+    assert live.model("rope", "lookback").model.encoding == "rope" and live.seeds == (reference.seeds[0],)
+    assert len(drawn) == 1 and drawn[0]["live"] is live, "the accuracy figure of the loaded seed is shown at once"
+    with pytest.raises(ValueError, match="seed=3"):
+        extrapolation_module.TrainNow(reference, encodings=("rope",), seed=3).load_reference()
+    with pytest.raises(TypeError, match="reference"):
+        extrapolation_module.TrainNow("reference.json", encodings=("rope",))
+    with pytest.raises(ValueError, match="t5"):
+        extrapolation_module.TrainNow(reference, encodings=("t5",))

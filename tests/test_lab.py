@@ -8,6 +8,7 @@ one scheme compared with the shipped reference (a few seconds).
 from __future__ import annotations
 
 import _thread
+from pathlib import Path
 import json
 import math
 import threading
@@ -524,6 +525,36 @@ def test_reference_file_matches_the_code_configuration() -> None:
     assert all(v is None for v in ref.accuracy["copy"]["learned"][0][ref.train_len:])
 
 
+def test_shipped_weights_are_the_reference_seed_0() -> None:
+    """The seed-0 weights notebook 05 loads: the reference's configuration, every trained scheme and task, and
+    measured again (derived schemes derived from them) they give the reference JSON's seed-0 numbers."""
+    import torch
+
+    from pe_helpers.extrapolation.model import TRAINED_ENCODINGS
+
+    want = lab.reference_config()
+    path = lab.results.Path(lab.__file__).parent.parent / lab.REFERENCE_MODELS_FILE
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    assert lab.TrainConfig(**state["config"]) == want["config"] and state["test_len"] == want["test_len"], \
+        "the shipped weights were trained with another TrainConfig: rerun python -m pe_helpers.cli --reference"
+    assert set(state["models"]) == {f"{t}/{e}" for t in want["tasks"] for e in TRAINED_ENCODINGS}
+    ref = lab.reference_results()
+    loaded = lab.reference_models(["learned", "learned-extended", "rope", "rope-ntk", "none"], tasks=["lookback"])
+    assert loaded.seeds == (ref.seeds[0],) and loaded.test_len == ref.test_len
+    for e in loaded.encodings:
+        assert loaded.model(e, "lookback").encoding == e
+        for n in loaded.lengths:
+            a, b = loaded.accuracy_at(e, n, "lookback"), ref.accuracy_at(e, n, "lookback", seed=0)
+            assert (a is None) == (b is None) and (a is None or abs(a - b) <= 1e-3), (e, n, a, b)
+
+
+def test_reference_models_reject_unknown_schemes_clearly() -> None:
+    with pytest.raises(ValueError, match="t5"):
+        lab.reference_models(["t5"])
+    with pytest.raises(ValueError, match="reverse"):
+        lab.reference_models(["rope"], tasks=["reverse"])
+
+
 def test_a_fresh_run_matches_the_reference() -> None:
     """Seed 0 of one scheme at the default settings, trained from scratch, against the shipped numbers.
 
@@ -624,6 +655,7 @@ def test_cli_reference_flag_uses_the_reference_configuration(monkeypatch, tmp_pa
     assert seen["encodings"] == ref["encodings"] and seen["tasks"] == ref["tasks"] and seen["seeds"] == ref["seeds"]
     assert seen["steps"] == ref["config"].steps and seen["train_len"] == ref["config"].train_len
     assert cli.REFERENCE_JSON.name == "lab_reference.json"
+    assert cli.REFERENCE_MODELS.name == Path(lab.REFERENCE_MODELS_FILE).name
 
 
 @pytest.mark.parametrize("argv, words", [

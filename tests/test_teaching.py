@@ -7,8 +7,8 @@ Chinese edition's headings (the notebooks' ``notebooks/locale/zh`` catalogues) a
 Every number TEACHING.md quotes from a notebook is written between markers,
 ``<!--nb:KEY-->VALUE<!--/nb-->`` (invisible when rendered), and :data:`NUMBERS` says where KEY comes from:
 a pattern in a notebook's *stored* outputs (the executed ``.ipynb`` that nbval checks), or notebook 05's
-committed lab run (``pe_helpers.extrapolation.reference_results()``, the data notebook 06's closing table is
-built from). The test fails when a value differs; after re-running a notebook or the lab, refresh them with
+shipped lab reference (``pe_helpers.extrapolation.reference_results()``, the data notebook 06's closing table is
+built from): ``lab.*`` keys read the copy task, ``lab.lookback.*`` keys the look-back task. The test fails when a value differs; after re-running a notebook or the lab, refresh them with
 
     PYTHONPATH=$PWD python tests/test_teaching.py --fill
 
@@ -74,6 +74,13 @@ def lab():
     return reference_results()
 
 
+def lookback_offset() -> int:
+    """How many places back the look-back task reaches (``pe_helpers.extrapolation.LOOKBACK``)."""
+    from pe_helpers.extrapolation import LOOKBACK
+
+    return LOOKBACK
+
+
 def percent(x: float) -> str:
     return f"{100 * x:.1f} %"
 
@@ -82,8 +89,19 @@ def lab_value(fn: Callable, fmt: Callable[[float], str] = lambda x: f"{x:.2f}") 
     return lambda: fmt(fn(lab()))
 
 
-def _far(r, e):
-    return r.mean_accuracy(e, 2 * r.train_len + 1, r.test_len)
+def _far(r, e, task="copy"):
+    """Mean accuracy from 2L + 1 to the last tested size (4L)."""
+    return r.mean_accuracy(e, 2 * r.train_len + 1, r.test_len, task)
+
+
+def _past(r, e, task="copy"):
+    """Mean accuracy over L + 1 .. 2L (notebook 05's "past L")."""
+    return r.mean_accuracy(e, r.train_len + 1, 2 * r.train_len, task)
+
+
+def _near(r, e, task="copy"):
+    """Mean accuracy just past L, over L + 1 .. L + L/4 (notebook 05's "just past L" for L = 8; 06's "near")."""
+    return r.mean_accuracy(e, r.train_len + 1, r.train_len + max(1, r.train_len // 4), task)
 
 
 NUMBERS: dict[str, Callable[[], str]] = {
@@ -133,9 +151,35 @@ NUMBERS: dict[str, Callable[[], str]] = {
     "lab.rope_L+L/4": lab_value(lambda r: r.accuracy_at("rope", r.train_len + r.train_len // 4)),
     "lab.rope_2L": lab_value(lambda r: r.accuracy_at("rope", 2 * r.train_len)),
     "lab.rope_in": lab_value(lambda r: r.in_distribution("rope")),
-    "lab.rope_near": lab_value(lambda r: r.mean_accuracy("rope", r.train_len + 1, r.train_len + r.train_len // 4)),
+    "lab.rope_near": lab_value(lambda r: _near(r, "rope")),
     "lab.rope_far": lab_value(lambda r: _far(r, "rope")),
     "lab.none_in": lab_value(lambda r: r.in_distribution("none")),
+    "lab.4L": lab_value(lambda r: r.test_len, str),
+    "lab.seeds": lab_value(lambda r: len(r.seeds), str),
+    "lab.rand_in": lab_value(lambda r: r.in_distribution("randomized")),
+    "lab.none_2L": lab_value(lambda r: r.accuracy_at("none", 2 * r.train_len)),
+    "lab.sin_2L": lab_value(lambda r: r.accuracy_at("sinusoidal", 2 * r.train_len)),
+    "lab.pi_near": lab_value(lambda r: _near(r, "rope-pi")),
+    "lab.none_past": lab_value(lambda r: _past(r, "none")),
+    "lab.sin_past": lab_value(lambda r: _past(r, "sinusoidal")),
+    "lab.alibi_past": lab_value(lambda r: _past(r, "alibi")),
+    # the same reference, look-back task (a fixed offset of LOOKBACK places)
+    "lab.lookback.k": lambda: str(lookback_offset()),
+    "lab.lookback.rope_past": lab_value(lambda r: _past(r, "rope", "lookback")),
+    "lab.lookback.rope_far": lab_value(lambda r: _far(r, "rope", "lookback")),
+    "lab.lookback.sin_past": lab_value(lambda r: _past(r, "sinusoidal", "lookback")),
+    "lab.lookback.sin_far": lab_value(lambda r: _far(r, "sinusoidal", "lookback")),
+    "lab.lookback.ext_far": lab_value(lambda r: _far(r, "learned-extended", "lookback")),
+    "lab.lookback.none_past": lab_value(lambda r: _past(r, "none", "lookback")),
+    "lab.lookback.none_far": lab_value(lambda r: _far(r, "none", "lookback")),
+    "lab.lookback.alibi_past": lab_value(lambda r: _past(r, "alibi", "lookback")),
+    "lab.lookback.pi_past": lab_value(lambda r: _past(r, "rope-pi", "lookback")),
+    "lab.lookback.ntk_far": lab_value(lambda r: _far(r, "rope-ntk", "lookback"), lambda x: f"{x:.3f}"),
+    # notebook 05 §1: the collision and the √d scaling
+    "05.concat_gap": output("05", r"with concatenation \[x; p\] the two inputs would be ([\d.]+) apart"),
+    "05.ratio_normal": output("05", r"V = 37000, normal init, ×√d: \|content\| / \|position\| = ([\d.]+)",
+                              fmt=lambda s: f"{float(s):.0f}"),
+    "05.ratio_xavier": output("05", r"V = 37000, xavier init, ×√d: \|content\| / \|position\| = ([\d.]+)"),
 }
 
 

@@ -8,9 +8,9 @@ millisecond) and hands it to the figure, which only draws. With no ``results`` t
 :func:`quick_results`, a small run (:data:`QUICK_SETTINGS`) trained once per process, for the
 generic app tests and the app benchmark.
 
-:class:`TrainNow` is the present-mode panel: a "train now" button, a progress bar, and, when
-training is done, the figure of the live seed over the reference band and this app. Nothing is
-trained until the button is pressed.
+:class:`TrainNow` is the live-seed panel: the reference's seed 0 loaded from its shipped weights (no
+training), drawn over the reference band, and a "train now" button with a progress bar that trains that
+seed again on this CPU. Nothing is trained until the button is pressed.
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from collections.abc import Sequence
 
 import ipywidgets as widgets
 
-from ..extrapolation import TASKS, attention_map, copy_head, run_lab
+from .._validate import check_int
+from ..extrapolation import TASKS, attention_map, copy_head, reference_models, run_lab
 from ..extrapolation.probe import source_positions
-from ..extrapolation.results import LabResults
+from ..extrapolation.results import LabResults, parse_encodings, parse_tasks
 from ..figures.extrapolation import build_extrapolation
 from ..figures._base import FigureHandle
 from ..i18n import _
@@ -95,51 +96,73 @@ def _task_label(task: str) -> str:
 
 def present_mode() -> bool:
     """True when the notebook is served as slides (Voilà sets ``SERVER_SOFTWARE=voila/…`` in its kernels; or
-    ``PE_PRESENT=1``): notebook 05 then trains nothing until the lecturer presses "train now"."""
+    ``PE_PRESENT=1``)."""
     return os.environ.get("PE_PRESENT") == "1" or os.environ.get("SERVER_SOFTWARE", "").startswith("voila")
 
 
 class TrainNow(widgets.VBox):
-    """A "train now" button with a progress bar; pressing it trains one seed and shows it over the reference.
+    """The live seed: the reference's seed-0 models at once, and a "train now" button that trains them again.
 
-    ``TrainNow(reference, encodings=..., tasks=...)`` trains nothing when built (present mode opens at
-    once). :meth:`train` (what the button calls) runs :func:`~pe_helpers.extrapolation.run_lab` with
-    the reference's settings and one seed, with a tqdm bar in the panel, then shows the accuracy
-    figure (live markers over the reference band) and, with ``show_app``, :func:`extrapolation_app` on the new models.
-    The trained :class:`LabResults` is then ``panel.results``.
+    ``TrainNow(reference, encodings=..., tasks=...)`` trains nothing when built. :meth:`load_reference`
+    loads the seed's trained weights shipped with the package
+    (:func:`~pe_helpers.extrapolation.reference_models`, about a second, so notebook 05 and its slides
+    open at once) and shows the accuracy figure: that seed as markers over the reference band.
+    :meth:`train` (what the button calls) trains the same seed again on this CPU with
+    :func:`~pe_helpers.extrapolation.run_lab` and the reference's settings (a tqdm bar in the panel),
+    then redraws the figure and, with ``show_app``, shows :func:`extrapolation_app` on the new models.
+    ``panel.results`` is the :class:`LabResults` shown last; ``panel.trained_live`` says which.
     """
 
     def __init__(self, reference: LabResults, *, encodings: Sequence[str], tasks: Sequence[str] = ("copy",),
                  seed: int = 0, show_app: bool = True) -> None:
+        if not isinstance(reference, LabResults):
+            raise TypeError(_("reference must be the LabResults of pe_helpers.extrapolation.reference_results(), "
+                              "got {kind}.").format(kind=type(reference).__name__))
         self.reference, self.show_app = reference, show_app
-        self.encodings, self.tasks, self.seed = tuple(encodings), tuple(tasks), seed
+        self.encodings, self.tasks = parse_encodings(encodings), parse_tasks(tasks)
+        self.seed = check_int("seed", seed, minimum=0)
         self.results: LabResults | None = None
+        self.trained_live = False
         self.button = widgets.Button(description=_("train now"), icon="play", button_style="primary")
         self.output = widgets.Output()
-        self.button.on_click(lambda _: self.train())
+        self.button.on_click(lambda _button: self.train())
         super().__init__([self.button, self.output])
 
+    def load_reference(self) -> LabResults:
+        """Show the shipped weights of the reference's first seed (no training); return their results."""
+        if self.seed != self.reference.seeds[0]:
+            raise ValueError(_("only seed {first} of the reference is shipped as weights; got seed={seed}. "
+                               "Press train now (or call train()) to train seed {seed}.").format(
+                                   first=self.reference.seeds[0], seed=self.seed))
+        self.results = reference_models(self.encodings, tasks=self.tasks)
+        self._show(app=False)
+        return self.results
+
     def train(self, *, progress: bool = True) -> LabResults:
-        """Train (once), then show the figure and the app in the panel; return the live results."""
-        from IPython.display import display
-
-        from ..figures.extrapolation import accuracy_figure
-
-        if self.results is None:
+        """Train the seed again on this CPU (once), show it over the reference; return the live results."""
+        if not self.trained_live:
             self.button.disabled = True
             self.button.description = _("training…")
             cfg = self.reference.config.as_dict()
             cfg.pop("seed")
             with self.output:
-                self.results = run_lab(self.encodings, tasks=self.tasks, seeds=(self.seed,),
-                                       test_len=self.reference.test_len, progress=progress, **cfg)
-            self.button.description = _("trained in {seconds:.0f} s").format(seconds=self.results.total_seconds)
-            with self.output:
-                display(accuracy_figure(self.reference, live=self.results, tasks=self.tasks,
-                                        encodings=self.encodings))
-                if self.show_app:
-                    display(extrapolation_app(results=self.results, task=self.tasks[0]))
+                results = run_lab(self.encodings, tasks=self.tasks, seeds=(self.seed,),
+                                  test_len=self.reference.test_len, progress=progress, **cfg)
+            self.results, self.trained_live = results, True
+            self.button.description = _("trained in {seconds:.0f} s").format(seconds=results.total_seconds)
+            self._show(app=self.show_app)
         return self.results
+
+    def _show(self, *, app: bool) -> None:
+        from IPython.display import display
+
+        from ..figures.extrapolation import accuracy_figure
+
+        self.output.clear_output(wait=True)
+        with self.output:
+            display(accuracy_figure(self.reference, live=self.results, tasks=self.tasks, encodings=self.encodings))
+            if app:
+                display(extrapolation_app(results=self.results, task=self.tasks[0]))
 
 
 # --- additive mixing: the four terms of the score (issue 14, section 1 of notebook 05) -------------

@@ -9,7 +9,8 @@ a model that has learned to use it.* This package runs that experiment for real.
   :data:`ENCODINGS` (none, learned, sinusoidal, RoPE with PI / NTK scaling, ALiBi, randomized);
 * :mod:`.training`: :func:`train`, :func:`fit` (cancellable), :func:`accuracy_by_length`;
 * :mod:`.results`: :func:`run_lab` -> :class:`LabResults` (schemes × tasks × seeds), the shipped
-  :func:`reference_results` (5 seeds) and :func:`run_reference` that regenerates it;
+  :func:`reference_results` (5 seeds), :func:`reference_models` (seed 0 as trained weights, no training)
+  and :func:`run_reference` that regenerates both;
 * :mod:`.probe`: the copy head's attention maps and a linear probe of absolute position.
 
 The command line is :mod:`pe_helpers.cli` (``python -m pe_helpers.cli``), outside this compute package.
@@ -41,13 +42,16 @@ from .probe import attention_map, copy_head, position_probe_r2
 from .results import (
     DEFAULT_ENCODINGS,
     REFERENCE_FILE,
+    REFERENCE_MODELS_FILE,
     REFERENCE_SEEDS,
     LabResults,
     config_hash,
     parse_encodings,
     parse_tasks,
     reference_config,
+    reference_models,
     reference_results,
+    save_reference_models,
     run_lab,
     run_reference,
     write_atomic,
@@ -87,13 +91,14 @@ from .training import (
 
 __all__ = [
     "ENCODINGS", "TRAINED_ENCODINGS", "DERIVED_ENCODINGS", "DEFAULT_ENCODINGS", "TASKS", "LOOKBACK", "EVAL_SAMPLES",
-    "REFERENCE_FILE", "REFERENCE_SEEDS", "ROPE_BASE",
+    "REFERENCE_FILE", "REFERENCE_MODELS_FILE", "REFERENCE_SEEDS", "ROPE_BASE",
     "CopyBatch", "TaskBatch", "CopyTransformer", "LabResults", "PositionOutOfRangeError", "TrainConfig",
     "TrainedModel", "TrainingCancelled",
     "accuracy", "accuracy_by_length", "alibi_bias", "alibi_slopes", "attention_map", "bos_id", "check_encoding",
     "check_task", "config_hash", "copy_batch", "copy_head", "copy_loss_mask", "copy_sequences", "derive",
     "eval_batch", "eval_samples", "extend_learned", "fit", "fixed_threads", "init_model", "interpolated_positions",
     "lookback_batch", "ntk_base", "pad_id", "parse_encodings", "parse_tasks",
-    "position_probe_r2", "random_positions", "reference_config", "reference_results", "run_lab", "run_reference",
+    "position_probe_r2", "random_positions", "reference_config", "reference_models", "reference_results",
+    "save_reference_models", "run_lab", "run_reference",
     "separator_id", "task_batch", "task_positions", "train", "write_atomic",
 ]

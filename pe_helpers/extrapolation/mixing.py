@@ -233,6 +233,10 @@ def trained_mixing_inputs(trained: TrainedModel | None = None, *, n: int = 16, s
 EMBEDDING_INITS = ("normal", "xavier")
 
 
+#: How many rows :func:`embedding_norm_ratio` draws at most.
+NORM_SAMPLE_ROWS = 4096
+
+
 def embedding_norm_ratio(d_model: int, vocab: int, *, init: str = "normal", scale: bool = True,
                          seed: int = 0) -> tuple[float, float]:
     r"""``(measured, predicted)`` ratio of the RMS norm of a token vector to that of a sinusoidal row.
@@ -243,22 +247,25 @@ def embedding_norm_ratio(d_model: int, vocab: int, *, init: str = "normal", scal
     ``nn.Embedding`` default, :math:`\mathcal N(0,1)`) has rows of norm :math:`\approx\sqrt d`, so the
     ratio is :math:`\approx\sqrt{2d}`; ``init="xavier"`` (Glorot uniform, which the Annotated
     Transformer's ``make_model`` applies to every matrix) has variance :math:`2/(V+d)`, so the ratio is
-    :math:`\approx 2\sqrt{d/(V+d)}`. Without ``scale`` divide both by :math:`\sqrt d`. Measured on a
-    seeded ``vocab × d_model`` table and a ``vocab``-row sinusoidal table.
+    :math:`\approx 2\sqrt{d/(V+d)}`. Without ``scale`` divide both by :math:`\sqrt d`. Measured on
+    seeded rows of the ``vocab × d_model`` table and as many sinusoidal rows: at most
+    :data:`NORM_SAMPLE_ROWS` of each (the rows are drawn independently, so the RMS norm of a sample of
+    thousands of rows is the table's to a fraction of a percent, and a 37000-row table takes seconds).
     """
     d = check_int("d_model", d_model, minimum=2)
     v = check_int("vocab", vocab, minimum=1)
     init = check_choice("init", init, EMBEDDING_INITS)
     gen = torch.Generator().manual_seed(check_int("seed", seed, minimum=0))
+    rows = min(v, NORM_SAMPLE_ROWS)
     if init == "normal":
-        table = torch.randn(v, d, generator=gen, dtype=torch.float64)
+        table = torch.randn(rows, d, generator=gen, dtype=torch.float64)
         row = math.sqrt(d)
     else:
         bound = math.sqrt(6.0 / (v + d))
-        table = (torch.rand(v, d, generator=gen, dtype=torch.float64) * 2 - 1) * bound
+        table = (torch.rand(rows, d, generator=gen, dtype=torch.float64) * 2 - 1) * bound
         row = math.sqrt(2.0 * d / (v + d))
     factor = math.sqrt(d) if scale else 1.0
-    pe_rms = float(sinusoidal(v, d).double().pow(2).sum(1).mean().sqrt())
+    pe_rms = float(sinusoidal(rows, d).double().pow(2).sum(1).mean().sqrt())
     measured = factor * float(table.pow(2).sum(1).mean().sqrt()) / pe_rms
     predicted = factor * row / math.sqrt(d / 2)
     return measured, predicted

@@ -56,7 +56,10 @@ __all__ = [
     "config_hash",
     "write_atomic",
     "REFERENCE_FILE",
+    "REFERENCE_MODELS_FILE",
     "REFERENCE_SEEDS",
+    "reference_models",
+    "save_reference_models",
     "DEFAULT_ENCODINGS",
 ]
 
@@ -66,6 +69,8 @@ DEFAULT_ENCODINGS = ENCODINGS
 REFERENCE_SEEDS = (0, 1, 2, 3, 4)
 #: The shipped reference run, relative to the ``pe_helpers`` package.
 REFERENCE_FILE = "data/lab_reference.json"
+#: The trained weights of the reference's first seed (every trained scheme and task), beside it.
+REFERENCE_MODELS_FILE = "data/lab_reference_seed0.pt"
 _FORMAT = 2
 
 Curve = tuple[float | None, ...]
@@ -446,3 +451,70 @@ def reference_results() -> LabResults:
     text = resources.files("pe_helpers").joinpath(REFERENCE_FILE).read_text(encoding="utf-8")
     return LabResults.from_dict(json.loads(text))
 
+
+
+# ---- the reference's first seed, as weights ----------------------------------------------------
+# Notebook 05 and present mode show trained models at once (no training before the first slide): they
+# load these weights; "train now" trains the same seed again on the user's CPU. ``--reference`` writes
+# them beside the JSON; tests/test_lab.py checks that they reproduce the JSON's seed-0 numbers.
+
+
+def save_reference_models(results: LabResults, path: str | Path) -> Path:
+    """Save the first seed's trained (not derived) models of ``results`` with ``torch.save``, atomically."""
+    from .model import TRAINED_ENCODINGS
+
+    seed = results.seeds[0]
+    state = {"config_hash": results.hash, "config": results.config.as_dict(), "test_len": results.test_len,
+             "torch_version": str(results.torch_version), "models": {}}
+    for (task, encoding, s), trained in results.models.items():
+        if s == seed and encoding in TRAINED_ENCODINGS:
+            state["models"][f"{task}/{encoding}"] = {
+                "state_dict": {k: v.detach().clone() for k, v in trained.model.state_dict().items()},
+                "seconds": round(trained.seconds, 2), "final_loss": trained.losses[-1] if trained.losses else None}
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        torch.save(state, tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def reference_models(encodings: str | Iterable[str], *, tasks: str | Iterable[str] = ("copy",)) -> LabResults:
+    """The reference's first seed with its trained models, loaded from the shipped weights (no training).
+
+    The accuracies are measured again on the loaded models (the same evaluation as :func:`run_lab`),
+    not copied from the reference, so they are a check of the weights: they equal the reference's
+    seed-0 numbers. Derived schemes are derived from their loaded base, as :func:`run_lab` does.
+    """
+    from .model import TRAINED_ENCODINGS
+
+    names, task_names = parse_encodings(encodings), parse_tasks(tasks)
+    with resources.files("pe_helpers").joinpath(REFERENCE_MODELS_FILE).open("rb") as f:
+        state = torch.load(f, map_location="cpu", weights_only=True)
+    config, test_len = TrainConfig(**state["config"]), int(state["test_len"])
+    lengths = range(1, test_len + 1)
+    models: dict[tuple[str, str, int], TrainedModel] = {}
+    curves: dict[tuple[str, str], Curve] = {}
+    seconds: dict[str, float] = {}
+    for task in task_names:
+        for encoding in dict.fromkeys(DERIVED_ENCODINGS.get(e, e) for e in names):
+            saved = state["models"].get(f"{task}/{encoding}")
+            if saved is None or encoding not in TRAINED_ENCODINGS:
+                raise ValueError(_("the shipped weights hold no {encoding!r} model for task {task!r}; they hold "
+                                   "{held}.").format(encoding=encoding, task=task, held=", ".join(sorted(state["models"]))))
+            model = init_model(encoding, config)
+            model.load_state_dict(saved["state_dict"])
+            model.eval()
+            base = TrainedModel(encoding, model, config, [], float(saved["seconds"]), task)
+            seconds[f"{task}/{encoding}"] = base.seconds
+            for t in [base] + [derive(base, d, test_len) for d in names if DERIVED_ENCODINGS.get(d) == encoding]:
+                if t.encoding in names:
+                    acc = accuracy_by_length(t, lengths)
+                    models[(task, t.encoding, config.seed)] = t
+                    curves[(task, t.encoding)] = tuple(acc[n] for n in lengths)
+    accuracy = {t: {e: (curves[(t, e)],) for e in names} for t in task_names}
+    return LabResults(config=config, test_len=test_len, accuracy=accuracy, seeds=(config.seed,), seconds=seconds,
+                      models=models, torch_version=str(state.get("torch_version", "")))
