@@ -108,7 +108,7 @@ class CheckResult:
 
     def __str__(self) -> str:
         mark = _("PASS") if self.passed else _("RECORDED") if self.recorded else _("NOT YET")
-        return f"[{mark}] {self.exercise}: {self.message}"
+        return _("[{mark}] {exercise}: {message}").format(mark=mark, exercise=self.exercise, message=self.message)
 
     def __repr__(self) -> str:  # what a notebook shows if the result is the cell's value
         return str(self)
