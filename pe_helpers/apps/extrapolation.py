@@ -158,7 +158,9 @@ class TrainNow(widgets.VBox):
 
         from ..figures.extrapolation import accuracy_figure
 
-        self.output.clear_output(wait=True)
+        # Not clear_output(wait=True): after a checker has forked the kernel, that left nbclient (the build, nbval)
+        # waiting for the cell until its timeout (measured: 60 s of 60 s, against 20 s with this line).
+        self.output.clear_output()
         with self.output:
             display(accuracy_figure(self.reference, live=self.results, tasks=self.tasks, encodings=self.encodings))
             if app:
