@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass, field
 import torch
 from torch.nn import functional as F
 
-from .._validate import check_int, check_real
+from .._validate import check_budget, check_int, check_real
 from ..encodings import PositionOutOfRangeError
 from .model import DERIVED_ENCODINGS, CopyTransformer, check_encoding, random_positions
 from .task import check_task, task_batch, task_positions
@@ -108,6 +108,10 @@ class TrainConfig:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}.")
         if check_real("length_weight", self.length_weight) < 0:
             raise ValueError(f"length_weight must be >= 0, got {self.length_weight!r}.")
+        # a training step keeps each layer's attention weights [batch, heads, T, T] for the backward pass
+        t = self.train_positions
+        check_budget(f"training with train_len={self.train_len}, batch_size={self.batch_size}, n_heads={self.n_heads}",
+                     (self.batch_size, self.n_heads, t, t), torch.float32, copies=3 * self.n_layers)
 
     @property
     def train_positions(self) -> int:
