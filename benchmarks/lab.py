@@ -6,6 +6,7 @@ Usage (from the repository root)::
     .venv/bin/python benchmarks/lab.py --only schemes     # steps/s per scheme and task, one after another
     .venv/bin/python benchmarks/lab.py --only cli         # `python -m pe_helpers.cli` default set (budget 60 s)
     .venv/bin/python benchmarks/lab.py --only notebook    # execute notebook 05 top to bottom (budget 20 s)
+    .venv/bin/python benchmarks/lab.py --only train-now   # what 05's "train now" button trains
     .venv/bin/python benchmarks/lab.py --optimizer        # the flat-buffer AdamW against torch.optim.AdamW
 
 Each report is printed beside its budget (the baseline from issue 15: notebook 05 took 31-36 s and
@@ -58,12 +59,28 @@ def cli() -> None:
 
 
 def notebook() -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "05.ipynb"
-        seconds = _timed([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
-                          str(next((ROOT / "notebooks").glob("05_*.ipynb"))), "--output", str(out)])
-    print(f"notebook 05, all cells (jupyter nbconvert --execute, kernel start included): {seconds:.1f} s "
+    """Notebook 05 top to bottom with nbclient (kernel start included), each cell under a time limit."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    os.environ.update(PYTHONPATH=str(ROOT), MPLBACKEND="Agg", PE_PROGRESS="0")  # the kernel inherits these
+    path = next((ROOT / "notebooks").glob("05_*.ipynb"))
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
+    start = time.perf_counter()
+    client.execute()
+    seconds = time.perf_counter() - start
+    print(f"notebook 05, all cells (nbclient, kernel start included): {seconds:.1f} s "
           f"(budget {BUDGETS['notebook']:.0f} s; baseline {BASELINES['notebook']})")
+
+
+def train_now() -> None:
+    """What 05's "train now" button trains: seed 0 of none, learned, rope on look-back, reference settings."""
+    cfg = lab.reference_config()["config"].as_dict()
+    cfg.pop("seed")
+    results = lab.run_lab(("none", "learned", "rope"), tasks=("lookback",), seeds=(0,), progress=False, **cfg)
+    print(f"notebook 05 'train now' (none, learned, rope on look-back, one seed): {results.total_seconds:.1f} s "
+          f"(trained live in v1 on every Run All)")
 
 
 def optimizer() -> None:
@@ -88,16 +105,20 @@ def optimizer() -> None:
         print(f"AdamW {name:>5}: {time.perf_counter() - start:6.2f} s for {cfg.steps} steps (rope, copy)")
 
 
+PARTS = {"schemes": schemes, "cli": cli, "notebook": notebook, "train-now": train_now}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=("schemes", "cli", "notebook"), action="append")
+    parser.add_argument("--only", choices=tuple(PARTS), action="append")
     parser.add_argument("--optimizer", action="store_true", help="compare the two AdamW implementations")
     args = parser.parse_args(argv)
     if args.optimizer:
         optimizer()
         return 0
-    for part in args.only or ("schemes", "cli", "notebook"):
-        {"schemes": schemes, "cli": cli, "notebook": notebook}[part]()
+    print(f"load average before: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cores")
+    for part in args.only or tuple(PARTS):
+        PARTS[part]()
     return 0
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from ._validate import check_choice, check_dim, check_int
+from ._validate import check_choice, check_dim, check_int, check_real
 from .attention import SelfAttention
 from .encodings import LearnedPositionalEmbedding, apply_rope, sinusoidal
 from .extrapolation.model import alibi_slopes
@@ -125,8 +125,11 @@ def extrapolation_verdict(in_distribution: float, past: float | None, chance: fl
 
     ``"holds"`` (r >= 0.9), ``"degrades"`` (0.35 <= r < 0.9), ``"collapses"`` (r < 0.35); ``"cannot run"`` if ``past`` is None.
     """
+    in_distribution = check_real("in_distribution", in_distribution, minimum=0.0)
+    chance = check_real("chance", chance, minimum=0.0)
     if past is None:
         return "cannot run"
+    past = check_real("past", past, minimum=0.0)
     span = in_distribution - chance
     kept = (past - chance) / span if span > 1e-12 else 0.0
     if kept >= 0.9:

@@ -8,11 +8,12 @@ one scheme compared with the shipped reference (a few seconds).
 from __future__ import annotations
 
 import _thread
-from pathlib import Path
 import json
 import math
+import re
 import threading
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -20,6 +21,7 @@ from torch.nn import functional as F
 
 from pe_helpers import PositionOutOfRangeError
 from pe_helpers import cli
+from pe_helpers._validate import MemoryBudgetError
 from pe_helpers import extrapolation as lab
 from pe_helpers.extrapolation import training
 
@@ -674,3 +676,31 @@ def test_cli_rejects_bad_arguments_clearly(argv, words, capsys) -> None:
         cli.main(argv)
     assert exit_info.value.code == 2
     assert words.lower() in capsys.readouterr().err.lower()
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: lab.copy_sequences([1.7]), TypeError, "lengths[0] must be an integer, got 1.7"),
+    (lambda: lab.copy_sequences([3, 0]), ValueError, "lengths[1]"),
+    (lambda: lab.copy_sequences("ab"), ValueError, "lengths must be a non-empty 1-D list"),
+    (lambda: lab.copy_sequences([10**9]), MemoryBudgetError, "memory budget"),
+    (lambda: lab.run_lab(["none"], workers=-1, steps=1, progress=False), ValueError, "workers must be a positive integer"),
+    (lambda: lab.run_lab(["none"], workers=1.5, steps=1, progress=False), TypeError, "workers must be an integer"),
+    (lambda: lab.TrainConfig(train_len=100_000), ValueError, "train_len=100000"),
+    (lambda: lab.run_lab(["none"], steps=1, test_len=10**6, progress=False), ValueError, "test_len=1000000"),
+])
+def test_lab_inputs_get_clear_errors_before_any_work(call, error, words) -> None:
+    with pytest.raises(error, match=re.escape(words)):
+        call()
+
+
+@pytest.mark.parametrize("args, words", [
+    ((float("nan"), 0.5, 0.1), "in_distribution must be a finite real number"),
+    ((0.9, "0.5", 0.1), "past must be a finite real number"),
+    ((0.9, 0.5, float("inf")), "chance must be a finite real number"),
+])
+def test_extrapolation_verdict_rejects_non_numbers(args, words) -> None:
+    from pe_helpers.comparison import extrapolation_verdict
+
+    with pytest.raises((TypeError, ValueError), match=re.escape(words)):
+        extrapolation_verdict(*args)
+    assert extrapolation_verdict(0.9, 0.5, 0.1) == "degrades" and extrapolation_verdict(0.9, None, 0.1) == "cannot run"

@@ -30,10 +30,11 @@ from pathlib import Path
 
 import torch
 
-from .._validate import check_int
+from .._validate import check_budget, check_int
 from .model import DERIVED_ENCODINGS, ENCODINGS, check_encoding
-from .task import TASKS, check_task
+from .task import TASKS, check_task, task_positions
 from .training import (
+    EVAL_SAMPLES,
     TrainConfig,
     TrainedModel,
     TrainingCancelled,
@@ -376,6 +377,11 @@ def run_lab(encodings: str | Iterable[str] = DEFAULT_ENCODINGS, *, tasks: str | 
     test_len = 4 * config.train_len if test_len is None else check_int("test_len", test_len, minimum=1)
     if test_len < config.train_len:
         raise ValueError(_("test_len must be >= train_len={train_len}, got {test_len}.").format(train_len=config.train_len, test_len=test_len))
+    t = task_positions(test_len)  # the longest evaluation: EVAL_SAMPLES // 2 sequences, attention [B, heads, T, T]
+    check_budget(_("testing at test_len={test_len} with n_heads={n_heads}").format(test_len=test_len, n_heads=config.n_heads),
+                 (EVAL_SAMPLES // 2, config.n_heads, t, t), torch.float32, copies=2)
+    if workers is not None:
+        workers = check_int("workers", workers, minimum=1)
     base = tuple(dict.fromkeys(DERIVED_ENCODINGS.get(e, e) for e in names))
     jobs = [(t, e, s) for t in task_names for e in base for s in seeds]
     models = {job: init_model(job[1], configs[job[2]]) for job in jobs}  # in order: the global RNG is not thread-safe

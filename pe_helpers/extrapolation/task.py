@@ -36,7 +36,7 @@ import torch
 from torch import Tensor
 from torch.nn import functional as F
 
-from .._validate import check_choice, check_int
+from .._validate import check_budget, check_choice, check_int
 from ..i18n import _
 
 __all__ = ["TASKS", "LOOKBACK", "CopyBatch", "TaskBatch", "separator_id", "pad_id", "bos_id", "copy_loss_mask",
@@ -117,10 +117,19 @@ def copy_loss_mask(lengths: Tensor | Sequence[int], total_len: int) -> Tensor:
 
 
 def _lengths(lengths: Tensor | Sequence[int], max_len: int | None) -> tuple[Tensor, int]:
-    n = torch.as_tensor(lengths, dtype=torch.long)
-    if n.ndim != 1 or not n.numel() or int(n.min()) < 1:
+    """The sizes as a long tensor (each an integer >= 1: ``1.7`` is an error, not size 1) and the longest."""
+    if isinstance(lengths, (str, bytes)) or (isinstance(lengths, Tensor) and lengths.ndim != 1):
         raise ValueError(_("lengths must be a non-empty 1-D list of sizes >= 1, got {lengths!r}.").format(lengths=lengths))
+    try:
+        items = list(lengths)
+    except TypeError:
+        raise TypeError(_("lengths must be a non-empty 1-D list of sizes >= 1, got {lengths!r}.").format(lengths=lengths)) from None
+    if not items:
+        raise ValueError(_("lengths must be a non-empty 1-D list of sizes >= 1, got {lengths!r}.").format(lengths=lengths))
+    n = torch.tensor([check_int(f"lengths[{i}]", v, minimum=1) for i, v in enumerate(items)], dtype=torch.long)
     longest = int(n.max()) if max_len is None else check_int("max_len", max_len, minimum=int(n.max()))
+    check_budget(_("a batch of {0} sequences of size {longest}").format(len(items), longest=longest), (len(items), task_positions(longest) + 1),
+                 torch.long, copies=4)
     return n, longest
 
 

@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass, field
 import torch
 from torch.nn import functional as F
 
-from .._validate import check_int, check_real
+from .._validate import check_budget, check_int, check_real
 from ..encodings import PositionOutOfRangeError
 from .model import DERIVED_ENCODINGS, CopyTransformer, check_encoding, random_positions
 from .task import check_task, task_batch, task_positions
@@ -109,6 +109,10 @@ class TrainConfig:
                 raise ValueError(_("{name} must be > 0, got {0!r}.").format(getattr(self, name), name=name))
         if check_real("length_weight", self.length_weight) < 0:
             raise ValueError(_("length_weight must be >= 0, got {length_weight!r}.").format(length_weight=self.length_weight))
+        # a training step keeps each layer's attention weights [batch, heads, T, T] for the backward pass
+        t = self.train_positions
+        check_budget(_("training with train_len={train_len}, batch_size={batch_size}, n_heads={n_heads}").format(train_len=self.train_len, batch_size=self.batch_size, n_heads=self.n_heads),
+                     (self.batch_size, self.n_heads, t, t), torch.float32, copies=3 * self.n_layers)
 
     @property
     def train_positions(self) -> int:
