@@ -185,9 +185,9 @@ def _side_by_side(guesses: dict[str, float | None], measured: dict[str, float | 
     def one(e: str, g: float | None) -> str:
         if g is None and measured[e] is not None:
             return _("{e}: you said it cannot run, but it runs (only a learned table has a last row): {0}").format(show(measured[e]), e=e)
-        return f"{e} {show(g)} vs {show(measured[e])}"
+        return _("{e} {guess} vs {measured}").format(e=e, guess=show(g), measured=show(measured[e]))
 
-    return "; ".join(one(e, g) for e, g in guesses.items())
+    return _("; ").join(one(e, g) for e, g in guesses.items())
 
 
 def check_extrapolation_prediction(fn: Callable[[], object], *, results: LabResults | None = None,
