@@ -50,6 +50,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests" / "browser"), str(REPO / "benchmarks")]
 
+import apps as bench  # noqa: E402  (benchmarks/apps.py: the headless timings and the table)
 import pe_browser as pb  # noqa: E402  (tests/browser/pe_browser.py: servers, Chromium)
 
 GOAL_MEDIAN_MS = 80.0
@@ -213,18 +214,17 @@ def measure_app(page, app, index: int, presses: int) -> tuple[str, list[float], 
 
 
 def open_voila_notebook(page, server: pb.Server, name: str) -> None:  # noqa: ANN001
-    page.goto(server.url(f"/voila/render/{name}"), wait_until="commit", timeout=300_000)
-    page.wait_for_function("() => document.querySelector('body') && !document.querySelector('#loading')"
-                           " && document.querySelectorAll('.jp-OutputArea-output, .jp-Cell').length > 0",
-                           timeout=300_000, polling=250)
+    """Render ``name`` in Voilà (the page finishes loading once every cell has run) and wait until every app shows
+    its first image; in notebook 05 press "train now" first (its extrapolation app appears once trained)."""
+    page.goto(server.url(f"/voila/render/{name}"), wait_until="load", timeout=600_000)
+    all_drawn = ("(n) => document.querySelectorAll('.pe-app').length > n"
+                 " && Array.from(document.querySelectorAll('.pe-app img')).every((i) => i.naturalWidth > 0)")
+    page.wait_for_function(all_drawn, arg=0, timeout=120_000, polling=100)
     train = page.locator("button", has_text="train now")
-    if train.count():  # notebook 05 in Voilà: its extrapolation app appears once trained
+    if train.count():
         apps_before = page.locator(".pe-app").count()
         train.first.click()
-        page.wait_for_function("(n) => document.querySelectorAll('.pe-app').length > n", arg=apps_before,
-                               timeout=300_000, polling=250)
-    page.wait_for_function("() => Array.from(document.querySelectorAll('.pe-app img')).every((i) => i.naturalWidth > 0)"
-                           " && document.querySelectorAll('.pe-app').length > 0", timeout=60_000, polling=100)
+        page.wait_for_function(all_drawn, arg=apps_before, timeout=600_000, polling=250)
 
 
 # --------------------------------------------------------------------------- headless
@@ -244,8 +244,6 @@ def app_factories(notebook: Path) -> list[str]:
 def headless(result: Result, factory_name: str, control_label: str, repeats: int) -> None:
     """Set value → PNG for the control labelled ``control_label`` (±1 step, as a key press), and its parts."""
     import itertools
-
-    import apps as bench  # benchmarks/apps.py
 
     from pe_helpers.apps import APPS
     from pe_helpers.apps._testing import factory_kwargs
@@ -284,12 +282,7 @@ def print_table(results: list[Result]) -> None:
         lines.append((r.notebook, r.app, r.control, f"{r.median:.0f}", f"{r.p90:.0f}", f"{r.burst_ms:.0f}{note}",
                       f"{r.burst_steps}/{r.burst_images}", f"{r.headless_ms:.0f}", parts, f"{r.png_kb:.0f}",
                       f"{r.median - r.headless_ms:.0f}"))
-    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
-    fmt = " | ".join(f"{{:{'<' if i < 3 else '>'}{w}}}" for i, w in enumerate(widths))
-    print(fmt.format(*header))
-    print("-+-".join("-" * w for w in widths))
-    for line in lines:
-        print(fmt.format(*line))
+    bench.print_rows(header, lines, left=3)
     worst = max(results, key=lambda r: r.median)
     slowest = max(results, key=lambda r: r.burst_ms)
     print(f"\nworst press median: {worst.median:.0f} ms ({worst.app}, notebook {worst.notebook}); goal ≤ {GOAL_MEDIAN_MS:.0f} ms: "

@@ -103,6 +103,8 @@ class CachedFigure(Figure):
         self._dynamic: list = []
         self._background: object = None
         self._background_key: tuple | None = None
+        #: The smallest visible text in points at the last full draw (:func:`min_font_pt`).
+        self.smallest_text_pt: float | None = None
 
     @property
     def display_width(self) -> int:
@@ -123,6 +125,7 @@ class CachedFigure(Figure):
     def _full_draw(self, renderer) -> None:  # noqa: ANN001
         legible(self)
         super().draw(renderer)
+        self.smallest_text_pt = min_font_pt(self)  # read by render_png (partial redraws keep the sizes)
 
     def draw(self, renderer) -> None:  # noqa: ANN001 - matplotlib's signature
         canvas = self.canvas
@@ -304,8 +307,10 @@ def settle_layout(fig: Figure) -> None:
             text = axis.label
             x, y = ax.transAxes.inverted().transform(text.get_transform().transform(text.get_position()))
             axis.set_label_coords(x, y)
-        if ax.get_title():
-            ax.set_title(ax.get_title(), y=ax.title.get_position()[1])
+        if ax.get_title():  # pinned where it is, keeping its own font (set_title alone would reset it)
+            title = ax.title
+            ax.set_title(ax.get_title(), y=title.get_position()[1], fontsize=title.get_fontsize(),
+                         fontweight=title.get_fontweight(), color=title.get_color())
 
 
 #: The PNG text chunk (``tEXt``) that carries a figure's smallest text in points, next to its dpi (``pHYs``):
@@ -326,7 +331,8 @@ def render_png(fig: Figure) -> bytes:
     width, height = canvas.get_width_height(physical=True)
     image = PILImage.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
     info = PngInfo()
-    info.add_text(PNG_MIN_FONT_KEY, f"{min_font_pt(fig):.2f}")
+    smallest = getattr(fig, "smallest_text_pt", None)
+    info.add_text(PNG_MIN_FONT_KEY, f"{smallest if smallest is not None else min_font_pt(fig):.2f}")
     out = io.BytesIO()
     image.convert("RGB").save(out, format="PNG", compress_level=1, dpi=(fig.dpi, fig.dpi), pnginfo=info)
     return out.getvalue()

@@ -97,12 +97,13 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def copy_notebooks(dest: Path, sources: Sequence[Path]) -> list[Path]:
-    """Copy ``sources`` into ``dest`` with outputs, execution counts and widget state cleared.
+def copy_notebooks(dest: Path, sources: Sequence[Path], *, keep_outputs: bool = False, prefix: str = "") -> list[Path]:
+    """Copy ``sources`` into ``dest`` (as ``prefix + name``) with outputs, execution counts and widget state cleared.
 
     Clearing matters: the committed notebooks carry executed outputs, so without it a
     prompt ``[3]:`` or a figure in the page could be a stored one rather than one the
     browser just produced. The committed files are never opened for writing.
+    ``keep_outputs=True`` keeps the outputs and widget state and clears only the execution counts.
     """
     dest.mkdir(parents=True, exist_ok=True)
     copies = []
@@ -110,10 +111,15 @@ def copy_notebooks(dest: Path, sources: Sequence[Path]) -> list[Path]:
         nb = nbformat.read(src, as_version=4)
         for cell in nb.cells:
             if cell.cell_type == "code":
-                cell.outputs = []
                 cell.execution_count = None
-        nb.metadata.pop("widgets", None)
-        target = dest / src.name
+                for out in cell.outputs if keep_outputs else ():
+                    if "execution_count" in out:
+                        out["execution_count"] = None
+                if not keep_outputs:
+                    cell.outputs = []
+        if not keep_outputs:
+            nb.metadata.pop("widgets", None)
+        target = dest / f"{prefix}{src.name}"
         nbformat.write(nb, target)
         copies.append(target)
     return copies
@@ -575,15 +581,10 @@ def _act(page, kind: str, control) -> tuple[str, str, str]:  # noqa: ANN001
     """Do what a person does to ``control``; return (what was done, value before, value after)."""
     if kind == "slider":
         handle = control.locator(".noUi-handle").first
-        readout = control.locator(".widget-readout").first
-        before = readout.inner_text().strip()
         now, high = handle.get_attribute("aria-valuenow"), handle.get_attribute("aria-valuemax")
         key = "ArrowLeft" if now is not None and high is not None and float(now) >= float(high) else "ArrowRight"
-        handle.focus()
-        page.keyboard.press(key)
-        page.wait_for_function("([out, old]) => out.innerText.trim() !== old", arg=[readout.element_handle(), before],
-                               timeout=5_000, polling=50)
-        return f"{key} on the slider handle", before, readout.inner_text().strip()
+        before, after = press_on_slider(page, control, key)
+        return f"{key} on the slider handle", before, after
     if kind == "dropdown":
         select = control.locator("select").first
         options = select.locator("option").all_inner_texts()
@@ -1094,20 +1095,7 @@ def copy_notebooks_with_outputs(dest: Path, sources: Sequence[Path], *, prefix: 
     """Copy ``sources`` into ``dest`` as people open them (stored outputs and widget state kept), with the
     execution counts cleared: after Run All every ``[n]:`` prompt was produced in the browser, and a cell that
     did not run shows ``[ ]:`` (its stale stored output cannot pass for a fresh one)."""
-    dest.mkdir(parents=True, exist_ok=True)
-    copies = []
-    for src in sources:
-        nb = nbformat.read(src, as_version=4)
-        for cell in nb.cells:
-            if cell.cell_type == "code":
-                cell.execution_count = None
-                for out in cell.outputs:
-                    if "execution_count" in out:
-                        out["execution_count"] = None
-        target = dest / f"{prefix}{src.name}"
-        nbformat.write(nb, target)
-        copies.append(target)
-    return copies
+    return copy_notebooks(dest, sources, keep_outputs=True, prefix=prefix)
 
 
 def show_file_browser(page) -> None:  # noqa: ANN001
@@ -1183,4 +1171,22 @@ def run_all_notebook7(page) -> float:  # noqa: ANN001
     t0 = time.monotonic()
     _click_menu(page, "Run", "runmenu:run-all")
     page.wait_for_function(NB7_DONE_JS, timeout=NOTEBOOK_RUN_TIMEOUT * 1000, polling=250)
+    return time.monotonic() - t0
+
+
+def run_through_cell(page, last_line: str) -> float:  # noqa: ANN001
+    """Run the cells of the notebook on screen up to and including the first code cell whose last line is
+    ``last_line`` (Run → Run All Above Selected Cell, then Run Selected Cell). Returns the seconds."""
+    t0 = time.monotonic()
+    index = page.evaluate(
+        """([scope, last]) => Array.from(document.querySelectorAll(scope + ' .jp-CodeCell')).findIndex((c) => {
+               const lines = Array.from(c.querySelectorAll('.cm-line')).map((l) => l.textContent.trim()).filter(Boolean);
+               return lines.length && lines[lines.length - 1] === last; })""", [ACTIVE_NOTEBOOK, last_line])
+    if index < 0:
+        raise AssertionError(f"no code cell ends with {last_line!r}")
+    page.locator(f"{ACTIVE_NOTEBOOK} .jp-CodeCell").nth(index).locator(".jp-InputPrompt").click()
+    for command in ("notebook:run-all-above", "notebook:run-cell"):
+        _click_menu(page, "Run", command)
+        page.wait_for_function(RUN_STARTED_JS, timeout=30_000, polling=100)
+        page.wait_for_function(EXECUTION_DONE_JS, timeout=NOTEBOOK_RUN_TIMEOUT * 1000, polling=250)
     return time.monotonic() - t0
