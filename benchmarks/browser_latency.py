@@ -152,13 +152,14 @@ def _enable_a_slider(page, app):  # noqa: ANN001, ANN202
     return slider
 
 
-def _quiet(page, index: int, *, timeout_ms: float = 20_000) -> None:  # noqa: ANN001
-    """Wait until app ``index`` has shown no new image for QUIET_MS (every pending render arrived)."""
+def _quiet(page, index: int, *, timeout_ms: float = 60_000) -> None:  # noqa: ANN001
+    """Wait until app ``index`` shows an image decoded after its slider's last change, and then no new image for
+    QUIET_MS (every pending render arrived; on a loaded machine the first one may take longer than QUIET_MS)."""
     page.wait_for_function(
         """([i, quiet]) => { const a = window.__peRec.apps[i];
                const last = a.images.length ? a.images[a.images.length - 1].decoded : 0;
                const lastV = a.values.length ? a.values[a.values.length - 1][0] : 0;
-               return a.images.length >= 0 && performance.now() - Math.max(last, lastV) > quiet; }""",
+               return last >= lastV && performance.now() - last > quiet; }""",
         arg=[index, QUIET_MS], timeout=timeout_ms, polling=50)
 
 
