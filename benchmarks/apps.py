@@ -223,10 +223,14 @@ def _png_pixels(png: bytes) -> tuple[int, int]:
 
 def print_splits(splits: list[Split]) -> None:
     header = ("app", "PNG pixels", "PNG kB", "update ms", "draw ms", "encode ms", "burst of 10 ms", "renders")
-    lines = [(s.app, s.pixels, f"{s.kilobytes:.0f}", f"{s.update:.1f}", f"{s.draw:.1f}", f"{s.encode:.1f}",
-              f"{s.burst:.1f}", str(s.burst_renders)) for s in splits]
-    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
-    fmt = " | ".join(f"{{:{'<' if i < 2 else '>'}{w}}}" for i, w in enumerate(widths))
+    print_rows(header, [(s.app, s.pixels, f"{s.kilobytes:.0f}", f"{s.update:.1f}", f"{s.draw:.1f}", f"{s.encode:.1f}",
+                         f"{s.burst:.1f}", str(s.burst_renders)) for s in splits])
+
+
+def print_rows(header: tuple[str, ...], lines: list[tuple[str, ...]], left: int = 2) -> None:
+    """A plain-text table: the first ``left`` columns aligned left, the numbers right."""
+    widths = [max(len(h), *(len(line[i]) for line in lines)) if lines else len(h) for i, h in enumerate(header)]
+    fmt = " | ".join(f"{{:{'<' if i < left else '>'}{w}}}" for i, w in enumerate(widths))
     print(fmt.format(*header))
     print("-+-".join("-" * w for w in widths))
     for line in lines:
@@ -235,14 +239,8 @@ def print_splits(splits: list[Split]) -> None:
 
 def print_table(rows: list[Row]) -> None:
     header = ("app", "control", "median ms", "baseline median ms", "ratio", "goal met?")
-    lines = [(r.app, r.control, f"{r.median_ms:.1f}", f"{r.baseline_ms:.1f}", f"{r.ratio:.3f}",
-              "yes" if r.ok else "NO") for r in rows]
-    widths = [max(len(h), *(len(line[i]) for line in lines)) if lines else len(h) for i, h in enumerate(header)]
-    fmt = " | ".join(f"{{:{'<' if i < 2 else '>'}{w}}}" for i, w in enumerate(widths))
-    print(fmt.format(*header))
-    print("-+-".join("-" * w for w in widths))
-    for line in lines:
-        print(fmt.format(*line))
+    print_rows(header, [(r.app, r.control, f"{r.median_ms:.1f}", f"{r.baseline_ms:.1f}", f"{r.ratio:.3f}",
+                         "yes" if r.ok else "NO") for r in rows])
     print(f"goal: median <= baseline/3 and < {GOAL_MS:.0f} ms, per app and control "
           f"(ratio = median / baseline median)")
     if hasattr(os, "getloadavg"):

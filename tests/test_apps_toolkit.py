@@ -227,3 +227,51 @@ def test_dot_product_at_p_zero_shows_both_signs_of_k() -> None:
         assert len(app.artists["mirror_dots"].get_xdata()) == 0, "every offset is on the table"
     finally:
         app.close()
+
+
+def test_png_carries_dpi_and_smallest_text_for_the_browser_check() -> None:
+    """render_png writes the figure's dpi (pHYs) and its smallest text in points (the browser tests read both)."""
+    fig, ax = fb.static_figure(height=3.0)
+    ax.set_title("title")
+    ax.text(0.5, 0.5, "small", fontsize=fb.MIN_FONT_PT + 1.5)
+    info = Image.open(io.BytesIO(fb.render_png(fig))).info
+    assert float(info[fb.PNG_MIN_FONT_KEY]) == pytest.approx(fb.min_font_pt(fig)) == pytest.approx(fb.MIN_FONT_PT)
+    assert info["dpi"][0] == pytest.approx(fig.dpi, rel=1e-3)
+    ax.tick_params(labelsize=fb.MIN_FONT_PT + 4)
+    for t in (ax.title, *ax.texts):
+        t.set_fontsize(fb.MIN_FONT_PT + 2)
+    ax.xaxis.label.set_fontsize(fb.MIN_FONT_PT + 3)
+    ax.yaxis.label.set_fontsize(fb.MIN_FONT_PT + 3)
+    assert float(Image.open(io.BytesIO(fb.render_png(fig))).info[fb.PNG_MIN_FONT_KEY]) == pytest.approx(fb.MIN_FONT_PT + 2)
+
+
+def test_ipython_shows_toolkit_figures_with_render_png_even_after_matplotlib_inline() -> None:
+    """%matplotlib inline registers a PNG formatter for every Figure, which IPython prefers to _repr_mimebundle_;
+    a toolkit figure still shows itself uncropped, with its metadata, at its display width."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from matplotlib.figure import Figure
+
+    shell = InteractiveShell.instance()
+    png = shell.display_formatter.formatters["image/png"]
+    png.for_type(Figure, lambda fig: "matplotlib-inline stand-in")
+    try:
+        fig, ax = fb.static_figure(height=3.0)
+        ax.plot([0, 1])
+        data, metadata = shell.display_formatter.format(fig)
+        raw = data["image/png"]
+        image = Image.open(io.BytesIO(base64.b64decode(raw) if isinstance(raw, str) else raw))
+        assert image.size == (round(fig.get_figwidth() * fig.dpi), round(fig.get_figheight() * fig.dpi))
+        assert fb.PNG_MIN_FONT_KEY in image.info and metadata["image/png"]["width"] == fig.display_width
+    finally:
+        png.pop(Figure, None)
+        InteractiveShell.clear_instance()
+
+
+def test_settle_layout_keeps_each_title_font() -> None:
+    fig, (left, right) = fb.static_figure(1, 2, height=3.0)
+    left.set_title("big", fontsize=15, fontweight="bold")
+    right.set_title("default")
+    default = right.title.get_fontsize()
+    fb.settle_layout(fig)
+    assert (left.title.get_fontsize(), left.title.get_fontweight()) == (15, "bold")
+    assert right.title.get_fontsize() == default

@@ -30,6 +30,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 from PIL import Image as PILImage
+from PIL.PngImagePlugin import PngInfo
 
 from ..i18n import font_family
 
@@ -53,7 +54,9 @@ __all__ = [
     "freeze_layout",
     "settle_layout",
     "legible",
+    "min_font_pt",
     "min_font_css_px",
+    "PNG_MIN_FONT_KEY",
     "render_png",
     "symmetric_limits",
     "format_number",
@@ -100,6 +103,8 @@ class CachedFigure(Figure):
         self._dynamic: list = []
         self._background: object = None
         self._background_key: tuple | None = None
+        #: The smallest visible text in points at the last full draw (:func:`min_font_pt`).
+        self.smallest_text_pt: float | None = None
 
     @property
     def display_width(self) -> int:
@@ -120,6 +125,7 @@ class CachedFigure(Figure):
     def _full_draw(self, renderer) -> None:  # noqa: ANN001
         legible(self)
         super().draw(renderer)
+        self.smallest_text_pt = min_font_pt(self)  # read by render_png (partial redraws keep the sizes)
 
     def draw(self, renderer) -> None:  # noqa: ANN001 - matplotlib's signature
         canvas = self.canvas
@@ -180,9 +186,32 @@ def new_figure(width: float = FIGURE_WIDTH_IN, height: float = 3.6, *, layout: s
     :data:`DISPLAY_DPI` × :data:`RENDER_SCALE`.
     """
     use_package_fonts()
+    _png_in_ipython()
     fig = CachedFigure(figsize=(width, height), dpi=dpi or DISPLAY_DPI * RENDER_SCALE, layout=layout)
     FigureCanvasAgg(fig)
     return fig
+
+
+def _png_in_ipython() -> None:
+    """In a running IPython, show a :class:`CachedFigure` as :func:`render_png` draws it.
+
+    ``%matplotlib inline`` registers its own PNG formatter for every ``Figure`` (cropped with
+    ``bbox_inches="tight"``, without our legibility metadata), and IPython lets a formatter registered for a
+    type win over ``_repr_mimebundle_``; registering the subclass makes IPython pick ours (its lookup walks
+    the MRO). Done when a figure is made, so the order of ``%matplotlib inline`` and the imports is free.
+    """
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with ipywidgets
+        return
+    shell = get_ipython()
+    formatter = getattr(getattr(shell, "display_formatter", None), "formatters", {}).get("image/png")
+    if formatter is not None and formatter.type_printers.get(CachedFigure) is not _ipython_png:
+        formatter.for_type(CachedFigure, _ipython_png)
+
+
+def _ipython_png(fig: CachedFigure) -> str:
+    return base64.b64encode(render_png(fig)).decode("ascii")
 
 
 def use_package_fonts() -> None:
@@ -226,6 +255,19 @@ def _points(size: object) -> float:
     return FontProperties(size=size).get_size_in_points()
 
 
+def min_font_pt(fig: Figure) -> float:
+    """The smallest visible text of ``fig`` in points (hidden tick labels, empty and transparent texts skipped).
+
+    Reads the figure as last drawn (call ``fig.canvas.draw()`` first so tick labels exist).
+    """
+    hidden = {id(label) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
+              if not (ax.axison and axis.get_visible())
+              for tick in axis.get_major_ticks() + axis.get_minor_ticks() for label in (tick.label1, tick.label2)}
+    sizes = [t.get_fontsize() for t in fig.findobj(Text)
+             if t.get_visible() and t.get_text().strip() and t.get_alpha() != 0 and id(t) not in hidden]
+    return min(sizes) if sizes else float("inf")
+
+
 def min_font_css_px(fig: Figure, displayed_width: float | None = None) -> float:
     """The smallest visible text of ``fig`` in CSS px when the figure is shown ``displayed_width`` px wide.
 
@@ -239,12 +281,7 @@ def min_font_css_px(fig: Figure, displayed_width: float | None = None) -> float:
         own = getattr(fig, "display_width", round(fig.get_figwidth() * DISPLAY_DPI))
         displayed_width = min(own, DISPLAY_WIDTH_PX)
     css_per_pixel = displayed_width / (fig.get_figwidth() * fig.dpi)
-    hidden = {id(label) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
-              if not (ax.axison and axis.get_visible())
-              for tick in axis.get_major_ticks() + axis.get_minor_ticks() for label in (tick.label1, tick.label2)}
-    sizes = [t.get_fontsize() for t in fig.findobj(Text)
-             if t.get_visible() and t.get_text().strip() and t.get_alpha() != 0 and id(t) not in hidden]
-    return min(sizes) * fig.dpi / 72 * css_per_pixel
+    return min_font_pt(fig) * fig.dpi / 72 * css_per_pixel
 
 
 def freeze_layout(fig: Figure) -> None:
@@ -270,8 +307,15 @@ def settle_layout(fig: Figure) -> None:
             text = axis.label
             x, y = ax.transAxes.inverted().transform(text.get_transform().transform(text.get_position()))
             axis.set_label_coords(x, y)
-        if ax.get_title():
-            ax.set_title(ax.get_title(), y=ax.title.get_position()[1])
+        if ax.get_title():  # pinned where it is, keeping its own font (set_title alone would reset it)
+            title = ax.title
+            ax.set_title(ax.get_title(), y=title.get_position()[1], fontsize=title.get_fontsize(),
+                         fontweight=title.get_fontweight(), color=title.get_color())
+
+
+#: The PNG text chunk (``tEXt``) that carries a figure's smallest text in points, next to its dpi (``pHYs``):
+#: a browser test reads both and the image's displayed width to get the smallest text in CSS px.
+PNG_MIN_FONT_KEY = "pe:min-font-pt"
 
 
 def render_png(fig: Figure) -> bytes:
@@ -279,13 +323,18 @@ def render_png(fig: Figure) -> bytes:
 
     ``compress_level=1`` (zlib's fastest): at 2× size the default level 6 costs several times more for
     files about a fifth smaller (benchmarks/apps.py); line art stays lossless (no JPEG).
+    The PNG records the figure's dpi (``pHYs``) and its smallest text in points (:data:`PNG_MIN_FONT_KEY`),
+    so what a page displays can be checked for legibility (tests/browser) without the figure object.
     """
     canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
     canvas.draw()
     width, height = canvas.get_width_height(physical=True)
     image = PILImage.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+    info = PngInfo()
+    smallest = getattr(fig, "smallest_text_pt", None)
+    info.add_text(PNG_MIN_FONT_KEY, f"{smallest if smallest is not None else min_font_pt(fig):.2f}")
     out = io.BytesIO()
-    image.convert("RGB").save(out, format="PNG", compress_level=1)
+    image.convert("RGB").save(out, format="PNG", compress_level=1, dpi=(fig.dpi, fig.dpi), pnginfo=info)
     return out.getvalue()
 
 

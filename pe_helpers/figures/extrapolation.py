@@ -401,4 +401,9 @@ def build_mixing(terms: MixingTerms, *, note: str = "") -> FigureHandle:
         return ", ".join(f"{said} {100 * share[name]:.0f} %" for said, name in zip(_term_names(), TERM_NAMES))
 
     update(terms, note)
+    settle_layout(fig)
+    # Partial redraw: the axes frames, labels and ticks stay in the cached background; the images, their titles,
+    # the heading and the colour bar (its scale follows the terms) are redrawn on each move.
+    fig.set_dynamic(*(art[name] for name in TERM_NAMES), *(art[f"{name}:title"] for name in TERM_NAMES),
+                    art["heading"], bar.ax)
     return FigureHandle(fig, art, update)

@@ -97,12 +97,13 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def copy_notebooks(dest: Path, sources: Sequence[Path]) -> list[Path]:
-    """Copy ``sources`` into ``dest`` with outputs, execution counts and widget state cleared.
+def copy_notebooks(dest: Path, sources: Sequence[Path], *, keep_outputs: bool = False, prefix: str = "") -> list[Path]:
+    """Copy ``sources`` into ``dest`` (as ``prefix + name``) with outputs, execution counts and widget state cleared.
 
     Clearing matters: the committed notebooks carry executed outputs, so without it a
     prompt ``[3]:`` or a figure in the page could be a stored one rather than one the
     browser just produced. The committed files are never opened for writing.
+    ``keep_outputs=True`` keeps the outputs and widget state and clears only the execution counts.
     """
     dest.mkdir(parents=True, exist_ok=True)
     copies = []
@@ -110,10 +111,15 @@ def copy_notebooks(dest: Path, sources: Sequence[Path]) -> list[Path]:
         nb = nbformat.read(src, as_version=4)
         for cell in nb.cells:
             if cell.cell_type == "code":
-                cell.outputs = []
                 cell.execution_count = None
-        nb.metadata.pop("widgets", None)
-        target = dest / src.name
+                for out in cell.outputs if keep_outputs else ():
+                    if "execution_count" in out:
+                        out["execution_count"] = None
+                if not keep_outputs:
+                    cell.outputs = []
+        if not keep_outputs:
+            nb.metadata.pop("widgets", None)
+        target = dest / f"{prefix}{src.name}"
         nbformat.write(nb, target)
         copies.append(target)
     return copies
@@ -575,15 +581,10 @@ def _act(page, kind: str, control) -> tuple[str, str, str]:  # noqa: ANN001
     """Do what a person does to ``control``; return (what was done, value before, value after)."""
     if kind == "slider":
         handle = control.locator(".noUi-handle").first
-        readout = control.locator(".widget-readout").first
-        before = readout.inner_text().strip()
         now, high = handle.get_attribute("aria-valuenow"), handle.get_attribute("aria-valuemax")
         key = "ArrowLeft" if now is not None and high is not None and float(now) >= float(high) else "ArrowRight"
-        handle.focus()
-        page.keyboard.press(key)
-        page.wait_for_function("([out, old]) => out.innerText.trim() !== old", arg=[readout.element_handle(), before],
-                               timeout=5_000, polling=50)
-        return f"{key} on the slider handle", before, readout.inner_text().strip()
+        before, after = press_on_slider(page, control, key)
+        return f"{key} on the slider handle", before, after
     if kind == "dropdown":
         select = control.locator("select").first
         options = select.locator("option").all_inner_texts()
@@ -954,3 +955,238 @@ def http_status_with_host(url: str, host: str) -> int:
             return resp.status
     except urllib.error.HTTPError as err:
         return err.code
+
+
+# --------------------------------------------------------------------------- figures as the page shows them (issue 12)
+
+#: The viewports issue 12 checks: a 720p projector (legibility, screenshots) and a 1080p one (screenshots).
+CLASSROOM_VIEWPORT = {"width": 1280, "height": 720}
+LARGE_VIEWPORT = {"width": 1920, "height": 1080}
+#: The smallest text a figure may show, in CSS px, at CLASSROOM_VIEWPORT (issue 12).
+MIN_FIGURE_TEXT_CSS_PX = 14.0
+
+#: Every figure image in ``scope`` (a stored or live output, or an app's image): its pixel size, displayed
+#: width, and from the PNG itself its dpi (``pHYs``) and smallest text in points (the ``pe:min-font-pt`` text
+#: chunk written by pe_helpers.figures._base.render_png). Text in CSS px = pt × dpi / 72 × clientWidth / naturalWidth.
+FIGURE_FONTS_JS = """async (scope) => {
+    const root = document.querySelector(scope) ?? document;
+    const imgs = Array.from(root.querySelectorAll('.jp-OutputArea-output img, .pe-app img'))
+        .filter((img, i, all) => all.indexOf(img) === i);
+    const out = [];
+    for (const img of imgs) {
+        const row = {app: !!img.closest('.pe-app'), natural: img.naturalWidth, client: img.clientWidth,
+                     cell: Array.from(document.querySelectorAll('.jp-Cell')).indexOf(img.closest('.jp-Cell')),
+                     dpi: null, pt: null, css: null, complete: img.complete};
+        try {
+            const bytes = new Uint8Array(await (await fetch(img.src)).arrayBuffer());
+            const view = new DataView(bytes.buffer);
+            for (let p = 8; p + 8 <= bytes.length;) {
+                const len = view.getUint32(p), type = String.fromCharCode(...bytes.slice(p + 4, p + 8));
+                if (type === 'pHYs' && bytes[p + 16] === 1) row.dpi = view.getUint32(p + 8) * 0.0254;
+                if (type === 'tEXt') {
+                    const text = new TextDecoder('latin1').decode(bytes.slice(p + 8, p + 8 + len));
+                    const [key, value] = text.split('\\0');
+                    if (key === 'pe:min-font-pt') row.pt = parseFloat(value);
+                }
+                if (type === 'IDAT' || type === 'IEND') break;
+                p += 12 + len;
+            }
+        } catch (err) { row.error = String(err); }
+        if (row.dpi && row.pt && row.natural) row.css = row.pt * row.dpi / 72 * row.client / row.natural;
+        out.push(row);
+    }
+    return out;
+}"""
+
+
+def figure_fonts(page, scope: str = "") -> list[dict]:  # noqa: ANN001
+    """:data:`FIGURE_FONTS_JS` for every figure image in ``scope`` (default: the whole page)."""
+    return page.evaluate(FIGURE_FONTS_JS, scope or "body")
+
+
+def illegible_figures(rows: list[dict], minimum: float = MIN_FIGURE_TEXT_CSS_PX) -> list[str]:
+    """Sentences for every figure whose smallest text is under ``minimum`` CSS px, or that cannot be measured."""
+    problems = []
+    for r in rows:
+        what = f"{'app' if r['app'] else 'figure'} in cell {r['cell']} ({r['natural']} px shown {r['client']} px wide)"
+        if not r["natural"]:
+            problems.append(f"{what}: the image is not decoded")
+        elif r["css"] is None:
+            problems.append(f"{what}: no dpi/pe:min-font-pt in its PNG (not drawn by pe_helpers.figures' render_png)"
+                            f"{': ' + r['error'] if r.get('error') else ''}")
+        elif r["css"] < minimum:
+            problems.append(f"{what}: smallest text {r['pt']:.1f} pt at {r['dpi']:.0f} dpi = {r['css']:.1f} CSS px "
+                            f"< {minimum:.0f}")
+    return problems
+
+
+def collapse_lab_sidebars(page) -> None:  # noqa: ANN001
+    """Close JupyterLab's left side panel (View → Appearance → Show Left Sidebar off): the notebook gets the
+    window's width, as when a lecturer projects it."""
+    if not page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").count():
+        return
+    page.locator(".lm-MenuBar-item", has_text=re.compile(r"^\s*View\s*$")).click()
+    page.locator(".lm-Menu-item", has_text="Appearance").first.hover()
+    item = page.locator('.lm-Menu-item[data-command="application:toggle-left-area"]').first
+    item.wait_for(state="visible", timeout=10_000)
+    item.click()
+    page.wait_for_function("() => !document.querySelector('.jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current')",
+                           timeout=5_000, polling=50)
+
+
+def app_screenshots(page, apps: list, stem: str, folder: Path) -> list[Path]:  # noqa: ANN001
+    """Screenshot every app at :data:`CLASSROOM_VIEWPORT` and :data:`LARGE_VIEWPORT` (then back to the first)."""
+    shots = []
+    for viewport in (CLASSROOM_VIEWPORT, LARGE_VIEWPORT):
+        page.set_viewport_size(viewport)
+        page.wait_for_timeout(100)  # one layout pass after the resize (Lumino relayouts on the resize event)
+        for i, app in enumerate(apps):
+            shot = folder / f"{stem}-app{i}-{viewport['width']}x{viewport['height']}.png"
+            app.scroll_into_view_if_needed()
+            app.screenshot(path=str(shot))
+            shots.append(shot)
+    page.set_viewport_size(CLASSROOM_VIEWPORT)
+    return shots
+
+
+#: What a notebook opened without running shows in place of its figures (issue 12): every stored figure
+#: decoded, and none of the widget's plain-text stand-ins such as ``App(children=(...``.
+STORED_VIEW_JS = """() => {
+    const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)') ?? document;
+    const outs = Array.from(panel.querySelectorAll('.jp-OutputArea-output'));
+    return {
+        images: outs.flatMap((o) => Array.from(o.querySelectorAll('img'))).map((i) => [i.complete, i.naturalWidth]),
+        reprs: outs.map((o) => o.textContent).filter((t) => /\\b(App|VBox|HBox)\\(children=/.test(t))
+                   .map((t) => t.slice(0, 120)),
+        broken: outs.map((o) => o.textContent).filter((t) => /Error displaying widget|Error rendering output item/.test(t))
+                    .map((t) => t.slice(0, 120)),
+    };
+}"""
+
+
+def stored_figure_count(nb: dict) -> int:
+    """How many outputs of a saved notebook carry a PNG (static figures and the apps' stand-ins)."""
+    return sum("image/png" in out.get("data", {}) for cell in nb["cells"] if cell["cell_type"] == "code"
+               for out in cell.get("outputs", []))
+
+
+def stored_view_problems(page, nb: dict, *, timeout: float = 20.0) -> list[str]:  # noqa: ANN001
+    """Before anything runs: are the notebook's stored figures shown and decoded, with no widget text stand-in?"""
+    expected = stored_figure_count(nb)
+    try:
+        page.wait_for_function(
+            """(n) => { const imgs = Array.from(document.querySelectorAll(
+                    '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output img'));
+                return imgs.length >= n && imgs.every((i) => i.complete && i.naturalWidth > 0); }""",
+            arg=expected, timeout=timeout * 1000, polling=100)
+    except Exception:  # noqa: BLE001 (playwright TimeoutError): reported below
+        pass
+    view = page.evaluate(STORED_VIEW_JS)
+    problems = []
+    shown = sum(1 for complete, width in view["images"] if complete and width > 0)
+    if shown < expected:
+        problems.append(f"opened without running, {shown} of the {expected} stored figures are shown decoded")
+    problems += [f"opened without running, an output shows {t!r} instead of a figure" for t in view["reprs"]]
+    problems += [f"opened without running, an output shows {t!r}" for t in view["broken"]]
+    return problems
+
+
+def copy_notebooks_with_outputs(dest: Path, sources: Sequence[Path], *, prefix: str = "") -> list[Path]:
+    """Copy ``sources`` into ``dest`` as people open them (stored outputs and widget state kept), with the
+    execution counts cleared: after Run All every ``[n]:`` prompt was produced in the browser, and a cell that
+    did not run shows ``[ ]:`` (its stale stored output cannot pass for a fresh one)."""
+    return copy_notebooks(dest, sources, keep_outputs=True, prefix=prefix)
+
+
+def show_file_browser(page) -> None:  # noqa: ANN001
+    """Open JupyterLab's file browser panel again if :func:`collapse_lab_sidebars` closed it."""
+    if page.locator(".jp-DirListing-item").first.is_visible():
+        return
+    page.locator('.jp-SideBar .lm-TabBar-tab[data-id="filebrowser"]').first.click()
+    page.locator(".jp-DirListing-item").first.wait_for(state="visible", timeout=10_000)
+
+
+def press_on_slider(page, control, key: str = "ArrowRight", *, timeout: float = 5.0) -> tuple[str, str]:  # noqa: ANN001
+    """Focus a slider's handle, press ``key``; return its readout (before, after). Raises AssertionError
+    naming what has focus when the value did not change (a front end that takes the key for itself)."""
+    handle = control.locator(".noUi-handle").first
+    readout = control.locator(".widget-readout").first
+    before = readout.inner_text().strip()
+    handle.focus()
+    page.keyboard.press(key)
+    try:
+        page.wait_for_function("([out, old]) => out.innerText.trim() !== old", arg=[readout.element_handle(), before],
+                               timeout=timeout * 1000, polling=50)
+    except Exception as exc:  # noqa: BLE001 (playwright TimeoutError)
+        focused = page.evaluate("() => document.activeElement?.className ?? ''")
+        raise AssertionError(f"{key} on the focused slider handle left it at {before!r}; the focus went to "
+                             f"{focused!r}") from exc
+    return before, readout.inner_text().strip()
+
+
+def type_base(page, app, text: str, *, timeout: float = 10.0) -> dict:  # noqa: ANN001
+    """Type ``text`` into an app's "type base" box and press Enter; wait until the image changes or a message
+    shows. Returns the slider readout, the message, and whether the image changed."""
+    box = app.locator(".widget-text input").first
+    image = app.locator("img").first
+    old_src = image.get_attribute("src")
+    box.fill(text)
+    box.press("Enter")
+    try:
+        page.wait_for_function(
+            """([app, img, old]) => (img.src !== old && img.naturalWidth > 0)
+                   || !!app.querySelector('.widget-html span[style*="D55E00"]')""",
+            arg=[app.element_handle(), image.element_handle(), old_src], timeout=timeout * 1000, polling=50)
+    except Exception:  # noqa: BLE001 (playwright TimeoutError): reported by the caller from the state below
+        pass
+    message = app.locator('.widget-html span[style*="D55E00"]')
+    base = app.locator(".widget-slider").filter(has=page.locator(".widget-label", has_text=re.compile(r"^\s*base\s*$")))
+    return {"readout": base.locator(".widget-readout").first.inner_text().strip(),
+            "message": message.first.inner_text().strip() if message.count() else "",
+            "changed": image.get_attribute("src") != old_src}
+
+
+#: Notebook 7: every code cell ran (no ``[*]``, at least one ``[n]``) and the kernel is idle.
+NB7_DONE_JS = """() => {
+    const prompts = Array.from(document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')).map((p) => p.textContent);
+    return prompts.length > 0 && !prompts.some((p) => p.includes('*')) && prompts.every((p) => /\\[\\d+\\]/.test(p));
+}"""
+
+
+def open_notebook7(page, server: Server, name: str, *, timeout: float = 90.0) -> None:  # noqa: ANN001
+    """Open ``name`` in Notebook 7 (``/notebooks/NAME`` on the same server); wait until its kernel is idle."""
+    page.goto(server.url(f"/notebooks/{name}"), wait_until="domcontentloaded")
+    page.locator(".jp-Notebook .jp-Cell").first.wait_for(state="attached", timeout=timeout * 1000)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        kernel = _kernel_of(server, name)
+        if kernel and kernel.get("execution_state") == "idle" and kernel.get("connections", 0) >= 1:
+            return
+        page.wait_for_timeout(200)  # polling interval
+    raise TimeoutError(f"the kernel of {name} was not ready in Notebook 7 within {timeout:.0f} s")
+
+
+def run_all_notebook7(page) -> float:  # noqa: ANN001
+    """Run → Run All Cells in Notebook 7; wait until every code cell shows ``[n]``. Returns the seconds."""
+    t0 = time.monotonic()
+    _click_menu(page, "Run", "runmenu:run-all")
+    page.wait_for_function(NB7_DONE_JS, timeout=NOTEBOOK_RUN_TIMEOUT * 1000, polling=250)
+    return time.monotonic() - t0
+
+
+def run_through_cell(page, last_line: str) -> float:  # noqa: ANN001
+    """Run the cells of the notebook on screen up to and including the first code cell whose last line is
+    ``last_line`` (Run → Run All Above Selected Cell, then Run Selected Cell). Returns the seconds."""
+    t0 = time.monotonic()
+    index = page.evaluate(
+        """([scope, last]) => Array.from(document.querySelectorAll(scope + ' .jp-CodeCell')).findIndex((c) => {
+               const lines = Array.from(c.querySelectorAll('.cm-line')).map((l) => l.textContent.trim()).filter(Boolean);
+               return lines.length && lines[lines.length - 1] === last; })""", [ACTIVE_NOTEBOOK, last_line])
+    if index < 0:
+        raise AssertionError(f"no code cell ends with {last_line!r}")
+    page.locator(f"{ACTIVE_NOTEBOOK} .jp-CodeCell").nth(index).locator(".jp-InputPrompt").click()
+    for command in ("notebook:run-all-above", "notebook:run-cell"):
+        _click_menu(page, "Run", command)
+        page.wait_for_function(RUN_STARTED_JS, timeout=30_000, polling=100)
+        page.wait_for_function(EXECUTION_DONE_JS, timeout=NOTEBOOK_RUN_TIMEOUT * 1000, polling=250)
+    return time.monotonic() - t0

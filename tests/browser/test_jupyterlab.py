@@ -1,15 +1,25 @@
 """Every notebook and every slider app, used the way a class uses them: in JupyterLab, in Chromium.
 
-Per notebook (one test each, one JupyterLab server for the session): open it, Run → Run All
-Cells, wait until the kernel is idle and every code cell shows its number, save, then assert
-that no cell shows an error (cells tagged ``raises-exception`` may show the error they teach)
-and that every widget rendered. Then, for every slider app in the page (``.pe-app``), move its
-first slider with the keyboard and wait until the image and the caption show the new value.
+Per notebook (one test each, one JupyterLab server and one tab for the module, each notebook opened once):
+
+* opened as people open it (stored outputs kept) and *before anything runs*: every stored figure is shown
+  and decoded, and no widget shows its text stand-in (``App(children=...``) (issue 12);
+* Run → Run All Cells at 1280×720 with the side panels closed (the notebook is the window's width), wait
+  until the kernel is idle and every code cell shows its number, save, then assert that no cell shows an
+  error (cells tagged ``raises-exception`` may show the error they teach) and that every widget rendered;
+* every figure, static or app, has text of at least 14 CSS px as displayed: from the PNG's dpi and
+  smallest font (written by ``render_png``) and the image's displayed and natural widths (issue 12);
+* for every slider app in the page (``.pe-app``), its first slider moved with the keyboard: the image and
+  the caption show the new value; screenshots of every app at 1280×720 and 1920×1080.
+
+Notebook 03 also takes typed bases (``1 000``, ``1e4``, ``10 000``; a refused one shows why). The Chinese
+notebook 03 (issue 17) and Notebook 7 (the same server's ``/notebooks/``) have a test each.
 Screenshots go to build/screenshots/ (git-ignored; CI keeps the folder).
 """
 
 from __future__ import annotations
 
+import json
 import time
 import urllib.request
 
@@ -58,8 +68,12 @@ def test_notebook_runs_and_its_apps_respond_in_jupyterlab(name: str, lab_server:
     moves: list[pb.AppMove] = []
     problems: list[str] = []
     try:
+        page.set_viewport_size(pb.CLASSROOM_VIEWPORT)
+        pb.show_file_browser(page)
         pb.open_notebook(page, lab_server, name)
         opened = time.monotonic() - t0
+        problems += pb.stored_view_problems(page, json.loads(copy.read_text()))
+        pb.collapse_lab_sidebars(page)
         ran = pb.run_all(page)
         saved = pb.save_notebook(page, copy)
         problems += pb.notebook_problems(saved, pb.cell_states(page), allowed)
@@ -68,11 +82,15 @@ def test_notebook_runs_and_its_apps_respond_in_jupyterlab(name: str, lab_server:
         if pb.imports_apps(saved) and not apps:
             problems.append("the notebook imports pe_helpers.apps but after Run All the page shows no slider app "
                             "(.pe-app): none rendered, or a later cell closed it (app.close() removes it from the page)")
+        problems += pb.illegible_figures(pb.figure_fonts(page, pb.ACTIVE_NOTEBOOK))
         for i, app in enumerate(apps):
             try:
                 moves.append(pb.move_app_control(page, app, i, pb.SCREENSHOTS / f"lab-{stem}-app{i}.png"))
             except AssertionError as err:
                 problems.append(str(err))
+        if name.startswith("03_") and apps:
+            problems += _typed_bases(page, apps[0])
+        pb.app_screenshots(page, apps, f"lab-{stem}", pb.SCREENSHOTS)
     except Exception:
         page.screenshot(path=str(pb.SCREENSHOTS / f"lab-{stem}-FAILED.png"))
         raise
@@ -80,3 +98,89 @@ def test_notebook_runs_and_its_apps_respond_in_jupyterlab(name: str, lab_server:
         pb.close_notebook(page, lab_server)  # its kernel goes too: the CPU is free for the next notebook
         pb.TIMINGS.append((_timing_line(name, opened, ran, moves), time.monotonic() - t0))
     assert not problems, f"{name} in JupyterLab:\n  " + "\n  ".join(problems)
+
+
+#: (typed, the readout it must lead to) in that order: each changes the base; then one that is refused.
+TYPED_BASES = (("1 000", "1 000"), ("1e4", "10 000"), ("100000", "100 000"), ("10 000", "10 000"))
+
+
+def _typed_bases(page, app) -> list[str]:  # noqa: ANN001
+    """Notebook 03's heatmap: bases typed as people type them move the slider and redraw; a wrong one says why."""
+    problems = []
+    for text, readout in TYPED_BASES:
+        got = pb.type_base(page, app, text)
+        if got["readout"] != readout or not got["changed"] or got["message"]:
+            problems.append(f"typing {text!r} into the base box: slider reads {got['readout']!r} (expected "
+                            f"{readout!r}), image changed: {got['changed']}, message {got['message']!r}")
+    got = pb.type_base(page, app, "ten thousand")
+    if not got["message"] or got["changed"] or got["readout"] != "10 000":
+        problems.append(f"typing 'ten thousand': expected a message in the app and no change, got {got}")
+    return problems
+
+
+def test_chinese_notebook_03_moves_its_app_in_jupyterlab(lab_server: pb.Server, lab_page: object) -> None:
+    """Issue 17: the Chinese edition of notebook 03, run up to its app (its code cells are the English ones, which
+    the test above runs in full): the app moves, its caption is Chinese, its figure legible (screenshot kept)."""
+    page = lab_page
+    name = next(p.name for p in sorted(lab_server.root.glob("zh-03_*.ipynb")))
+    t0 = time.monotonic()
+    try:
+        page.set_viewport_size(pb.CLASSROOM_VIEWPORT)
+        pb.show_file_browser(page)
+        pb.open_notebook(page, lab_server, name)
+        pb.collapse_lab_sidebars(page)
+        pb.run_through_cell(page, "frequency_heatmap_app()")
+        app = next(pb.iter_apps(page, pb.ACTIVE_NOTEBOOK))
+        move = pb.move_app_control(page, app, 0, pb.SCREENSHOTS / "lab-zh-03-app0.png")
+        # The caption and the figure's labels come from the same catalogue (pe_helpers/locale/zh).
+        assert any("\u4e00" <= ch <= "\u9fff" for ch in move.new_caption), move.new_caption
+        # Only the app was drawn in this run (the static figures below it are the stored ones, checked in English).
+        problems = pb.illegible_figures(pb.figure_fonts(page, f"{pb.ACTIVE_NOTEBOOK} .pe-app"))
+        assert not problems, problems
+    finally:
+        pb.close_notebook(page, lab_server)
+        pb.TIMINGS.append((f"JupyterLab {name}", time.monotonic() - t0))
+
+
+def test_notebook7_runs_a_notebook_and_the_keyboard_moves_its_apps(lab_server: pb.Server, lab_page: object) -> None:
+    """Notebook 7 (the same server's ``/notebooks/``): notebook 00 (one app: the quickest to run) runs with no error, its figures are
+    legible at 1280×720, and arrow keys on a focused slider move its app, whose image and caption follow.
+
+    Known (issue 12): Notebook 7 takes the arrow key before the slider sees it (a capture-phase handler
+    re-activates the notebook and focuses its active cell; ``data-lm-suppress-shortcuts`` on the app does not
+    stop it), so the keyboard part is an expected failure, reported with what got the focus; a mouse drag works.
+    """
+    page = lab_page
+    name = next(p.name for p in sorted(lab_server.root.glob("00_*.ipynb")))
+    t0 = time.monotonic()
+    problems: list[str] = []
+    keyboard: list[str] = []
+    try:
+        page.set_viewport_size(pb.CLASSROOM_VIEWPORT)
+        pb.open_notebook7(page, lab_server, name)
+        pb.run_all_notebook7(page)
+        saved_errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+        problems += [t[:300] for t in saved_errors.all_text_contents() if pb.ERROR_TEXT.search(t)]
+        apps = list(pb.iter_apps(page))
+        assert apps, f"Notebook 7 shows no app (.pe-app) in {name} after Run All"
+        problems += pb.illegible_figures(pb.figure_fonts(page))
+        assert not problems, f"{name} in Notebook 7:\n  " + "\n  ".join(problems)
+        for i, app in enumerate(apps):
+            slider = app.locator(".widget-slider").first
+            image = app.locator("img").first
+            old_src = image.get_attribute("src")
+            app.scroll_into_view_if_needed()
+            try:
+                before, after = pb.press_on_slider(page, slider)
+                page.wait_for_function("([img, old]) => img.src !== old && img.naturalWidth > 0",
+                                       arg=[image.element_handle(), old_src], timeout=pb.APP_MOVE_TIMEOUT * 1000)
+                caption = app.locator(".pe-caption").first.text_content() or ""
+                assert pb.shows_value(caption, after), f"slider {before!r} -> {after!r}, caption {caption!r}"
+            except AssertionError as err:
+                keyboard.append(f"app #{i}: {err}")
+            app.screenshot(path=str(pb.SCREENSHOTS / f"nb7-{name[:2]}-app{i}.png"))
+    finally:
+        pb.shutdown_kernels(lab_server)  # the tab leaves JupyterLab: the next test's open_notebook reloads it
+        pb.TIMINGS.append((f"Notebook 7 {name}", time.monotonic() - t0))
+    if keyboard:
+        pytest.xfail("Notebook 7 keeps arrow keys from a focused slider (issue 12, open):\n  " + "\n  ".join(keyboard))
