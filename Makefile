@@ -49,12 +49,14 @@ lab: $(STAMP)
 
 # Present mode for a lecture: one notebook as live Reveal.js slides (Voila, code hidden, apps live).
 #   make present           lists the decks;   make present NB=05   serves notebooks/05_*.ipynb
+#   make present NB=03 LANG=zh   serves the Chinese edition's deck, notebooks/zh/03_*.ipynb
 # A thin wrapper over `python -m pe_helpers.present` (127.0.0.1 only, token kept, foreign Host
-# headers refused): open the URL it prints (PRESENT_TOKEN=... fixes the token). Ctrl+C stops it.
-# NB_DIR lets the browser tests present a copy of notebooks/.
+# headers refused): open the URL it prints (PRESENT_TOKEN=... fixes the token). The notebook runs
+# when the server starts (a preheated kernel): the first slide shows at once after "Deck ready".
+# NB_DIR lets the browser tests present a copy of notebooks/. Ctrl+C stops it.
 PRESENT_PORT  ?= 8866
 PRESENT_TOKEN ?=
-NB_DIR        ?= notebooks
+NB_DIR        ?= $(EDITION_DIR)
 present: $(STAMP)
 	@exec $(BIN)/python -m pe_helpers.present $(if $(strip $(NB)),'$(NB)') --nb-dir '$(NB_DIR)' \
 		--port '$(PRESENT_PORT)' $(if $(PRESENT_TOKEN),--token '$(PRESENT_TOKEN)')
