@@ -315,6 +315,10 @@ assert check_relative_part(relative_only)
 # `sinusoidal` and `rope` (a number between 0 and 1; guessing is $0.1$), or `None` for a model you think cannot
 # run at all. The check (against the shipped reference) accepts a guess within 0.25 and explains misses.
 
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Everyone writes down four numbers before anything is shown: the copy accuracy at size $2L$ of
+# `none`, `learned`, `sinusoidal` and `rope`. The next section's figure is the reveal.
+
 # %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="5.1" tags=["solution"]
 def predicted_accuracy_at_2L() -> dict:
     """My guess of each model's copy accuracy at size 2L (None: the model cannot run there)."""
@@ -338,7 +342,7 @@ SHOWN = ("none", "learned", "learned-extended", "sinusoidal", "rope", "rope-pi",
 fig = accuracy_figure(reference, encodings=SHOWN)
 display(fig)
 
-# %% slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "subslide"}
 for task in reference.tasks:
     print(reference.table(task, [L, 2 * L, 4 * L]), end="\n\n")
 
@@ -416,6 +420,10 @@ with expect_error(PositionOutOfRangeError, match=f"max_len={2 * L + 1}"):
 # Now train one seed of three schemes on the look-back task, on this CPU, with the reference's settings (a few
 # seconds). In present mode nothing trains until you press **train now**; the figure then draws the live seed as
 # markers over the reference band.
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Press **train now** only if there is time: a few seconds, then the live seed's markers land on
+# the reference band.
 
 # %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 panel = TrainNow(reference, encodings=("none", "learned", "rope"), tasks=("lookback",), seed=0,
@@ -534,7 +542,7 @@ if live is not None:
 # > The *vectors* exist at any length; what the model learned about them does not. On look-back the sinusoidal
 # > model falls exactly like the model with no encoding (section 3), while RoPE, whose score sees only offsets, holds.
 
-# %% [markdown] slideshow={"slide_type": "slide"}
+# %% [markdown] slideshow={"slide_type": "slide"} tags=["slide-dense"]
 # ## 6 · What the papers report, and what this small lab mirrors
 #
 # * **Vaswani et al. (2017), *Attention Is All You Need*, Table 3, row (E)**: replacing the sinusoidal encoding by

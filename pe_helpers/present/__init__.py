@@ -39,10 +39,11 @@ import os
 import re
 import secrets
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["EDITIONS", "TEMPLATE", "DeckError", "allowed_host", "decks", "find_deck", "main", "voila_arguments"]
+__all__ = ["EDITIONS", "TEMPLATE", "DeckError", "allowed_host", "decks", "find_deck", "main", "slide_numbers",
+           "voila_arguments"]
 
 #: The Voilà template of the slides, found through ``JUPYTER_PATH`` (this folder holds ``voila/templates/``).
 TEMPLATE = "pe-slides"
@@ -80,6 +81,27 @@ def find_deck(nb: str, nb_dir: Path) -> Path:
     if len(found) > 1:
         raise DeckError(f"NB='{nb}' matches several notebooks: {', '.join(p.name for p in found)}")
     return found[0]
+
+
+def slide_numbers(cells: Sequence[Mapping]) -> list[int | None]:
+    """The slide each cell is shown on (1-based, as in the deck's corner), ``None`` for skipped cells and notes.
+
+    The rules of nbconvert's reveal.js exporter, which Voilà's template uses: the first cell that is
+    neither ``skip`` nor ``notes`` opens slide 1 whatever its type; after it, ``slide`` and ``subslide``
+    open the next slide (reveal.js numbers vertical slides in the same sequence); ``fragment`` and ``-``
+    stay on the current one. TEACHING.md's slide table is checked against this (tests/test_present.py).
+    """
+    numbers: list[int | None] = []
+    current = 0
+    for cell in cells:
+        kind = (cell.get("metadata", {}).get("slideshow") or {}).get("slide_type", "-")
+        if kind in ("skip", "notes"):
+            numbers.append(None)
+            continue
+        if current == 0 or kind in ("slide", "subslide"):
+            current += 1
+        numbers.append(current)
+    return numbers
 
 
 def allowed_host(host: str) -> bool:
