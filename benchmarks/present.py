@@ -27,7 +27,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,7 +34,7 @@ sys.path[:0] = [str(REPO), str(REPO / "tests" / "browser")]
 
 import pe_browser as pb  # noqa: E402 (the browser tests' helpers: servers, Chromium, open_deck)
 
-from pe_helpers.present import EDITIONS, READY_LINE, decks  # noqa: E402
+from pe_helpers.present import EDITIONS, decks  # noqa: E402
 
 BASELINE = "deck 05 before preheating: 43-54 s to the first slide on every page load (issue 13)"
 READY_TIMEOUT = 300.0
@@ -52,39 +51,28 @@ def _start(deck: Path, home: Path) -> pb.Server:
                            ready_with_token=False, ready_status=(302, 403))
 
 
-def _wait_ready(server: pb.Server, timeout: float = READY_TIMEOUT) -> float:
-    """Seconds from now until the server's log has the "Deck ready" line."""
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        if READY_LINE in server.log_path.read_text(errors="replace"):
-            return time.monotonic() - t0
-        if server.process.poll() is not None:
-            raise RuntimeError(f"the server exited:\n{server.log_tail()}")
-        time.sleep(0.1)  # polling the log
-    raise TimeoutError(f"no {READY_LINE!r} within {timeout:.0f} s:\n{server.log_tail()}")
+def first_slide(deck: Path, browser: object, home: Path, *, wait_ready: bool) -> tuple[float, float]:
+    """Start a server for ``deck`` (a fresh preheat); open the deck once it is ready, or at once.
+
+    Returns (seconds from the server's start to "Deck ready" or 0, seconds from the request to the first slide).
+    """
+    server = _start(deck, home)
+    try:
+        ready = server.started_in + pb.wait_deck_prepared(server, timeout=READY_TIMEOUT) if wait_ready else 0.0
+        page = browser.new_page()
+        page.set_viewport_size(pb.SLIDE_VIEWPORTS[0])
+        first = pb.open_deck(page, server)
+        page.close()
+    finally:
+        pb.stop_server(server, grace=3.0)  # the kernels of a throwaway run
+    return ready, first
 
 
 def measure(deck: Path, browser: object, home: Path) -> dict[str, float]:
-    """Both moments for one deck; each with a server of its own (a fresh preheat)."""
-    out: dict[str, float] = {}
-    server = _start(deck, home / "ready")
-    try:
-        out["ready_after_start"] = server.started_in + _wait_ready(server)
-        page = browser.new_page()
-        page.set_viewport_size(pb.SLIDE_VIEWPORTS[0])
-        out["ready"] = pb.open_deck(page, server)
-        page.close()
-    finally:
-        pb.stop_server(server)
-    server = _start(deck, home / "at-once")
-    try:
-        page = browser.new_page()
-        page.set_viewport_size(pb.SLIDE_VIEWPORTS[0])
-        out["at_once"] = pb.open_deck(page, server)
-        page.close()
-    finally:
-        pb.stop_server(server)
-    return out
+    """Both moments for one deck, each with a server of its own."""
+    ready_after_start, ready = first_slide(deck, browser, home / "ready", wait_ready=True)
+    _, at_once = first_slide(deck, browser, home / "at-once", wait_ready=False)
+    return {"ready_after_start": ready_after_start, "ready": ready, "at_once": at_once}
 
 
 def main() -> int:

@@ -52,6 +52,7 @@ def test_present_rejects_an_unknown_edition(capsys: pytest.CaptureFixture[str]) 
 def test_voila_runs_the_deck_in_a_preheated_kernel() -> None:
     args = present.voila_arguments(Path("notebooks/03_x.ipynb"), 8866, "t")
     assert "--VoilaConfiguration.preheat_kernel=True" in args and "--VoilaConfiguration.default_pool_size=1" in args
+    assert f"--VoilaKernelManager.fill_delay={present.REFILL_DELAY}" in args
     assert "--Voila.ip=127.0.0.1" in args and "--token=t" in args
 
 

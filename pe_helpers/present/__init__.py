@@ -16,8 +16,8 @@ Time to the first slide: Voilà shows a deck only once its whole notebook has ru
 therefore starts Voilà with a *preheated* kernel (``preheat_kernel``, a pool of one per deck): the
 notebook runs as soon as the server starts, and prints "Deck ready" when it is done; a browser that
 opens the URL after that line gets the rendered deck at once (``benchmarks/present.py`` measures
-it). Whoever takes the kernel, Voilà starts the next one in the background, so a reload is quick
-too. A request that comes earlier simply waits for the run already under way, never for a second one.
+it). A minute after someone took the kernel, Voilà prepares the next one in the background, so a
+reload is quick too. A request that comes earlier simply waits for the run already under way, never for a second one.
 (Voilà's ``progressive_rendering`` cannot be combined with it and is not supported by the reveal
 template: the slides are laid out only after the last cell.)
 
@@ -52,6 +52,8 @@ ALLOWED_HOSTS = frozenset({"127.0.0.1", "localhost"})
 DEFAULT_PORT = 8866
 #: Each edition's notebook folder, relative to the repository root (``make present LANG=zh``).
 EDITIONS = {"en": Path("notebooks"), "zh": Path("notebooks") / "zh"}
+#: Seconds after a visitor took the preheated kernel before Voilà prepares the next one (see voila_arguments).
+REFILL_DELAY = 60.0
 #: What the launcher prints when the preheated kernel has run the whole deck (tests and benchmarks wait for it).
 READY_LINE = "Deck ready:"
 
@@ -125,6 +127,9 @@ def voila_arguments(notebook: Path, port: int, token: str) -> list[str]:
         # Run the notebook when the server starts, in a kernel kept for the first visitor (see the docstring).
         "--VoilaConfiguration.preheat_kernel=True",
         "--VoilaConfiguration.default_pool_size=1",
+        # Whoever takes the kernel, the next one (for a reload) is prepared a minute later, not at once: its run
+        # would compete with the first minute of the lecture (and, in the tests, with the walk through the deck).
+        f"--VoilaKernelManager.fill_delay={REFILL_DELAY}",
     ]
 
 

@@ -39,7 +39,7 @@ ZH_KEY = next(f"zh/{p.name}" for p in pb.notebook_paths() if p.name.startswith(Z
 #: The order the servers start in: every English deck, then the Chinese one.
 ORDER = [*DECKS, ZH_KEY]
 #: How many decks' servers start (and run their notebooks) ahead of the deck being walked.
-LOOKAHEAD = 2
+LOOKAHEAD = 3
 #: Seconds Voilà gets to shut its kernels down before its process group is killed (the copies are throwaway).
 STOP_GRACE = 3.0
 #: Deck ZH_DECK's first app after its move in English: (control, new value, figure), for the Chinese deck to differ from.
