@@ -32,7 +32,7 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
 help:
 	@echo "make lab    - set up (first time) and open JupyterLab on notebooks/"
 	@echo "make test   - set up (first time) and run every test and every notebook"
-	@echo "make present NB=05 - serve notebook 05 as live slides (Voila, Reveal.js) for projecting in class; no NB lists the decks"
+	@echo "make present NB=05 - serve notebook 05 as live slides (Voila, Reveal.js) for projecting in class; LANG=zh the Chinese deck; no NB lists the decks"
 	@echo "make student - write the student edition (solutions replaced by stubs) to student/"
 
 # The stamp records that the lock and the package were installed. The script runs every time (it is
