@@ -1013,3 +1013,20 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 def has_cjk(text: str) -> bool:
     """Does ``text`` contain a CJK ideograph (the Chinese edition's text)?"""
     return bool(CJK.search(text))
+
+
+#: The slide on screen: the present leaf section (a horizontal section holding vertical ones is also
+#: ``.present``, with class ``stack``; its other vertical slides are not on screen).
+CURRENT_SLIDE = ".reveal .slides section.present:not(.stack)"
+
+
+def go_to_app_slide(page, *, max_steps: int = 200) -> None:  # noqa: ANN001
+    """Press Space until the slide on screen (:data:`CURRENT_SLIDE`) holds a slider app (``.pe-app``)."""
+    state = deck_state(page)
+    for _ in range(max_steps):
+        if page.locator(f"{CURRENT_SLIDE} .pe-app").count():
+            return
+        state = press_space(page, state["hash"])
+        if state is None:
+            break
+    raise AssertionError("Space reached the end of the deck without a slide that shows an app")

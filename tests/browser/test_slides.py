@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import secrets
 import shutil
 import time
@@ -148,7 +149,7 @@ def _walk(page, *, total: int, shots: Path | None, move_apps: bool,  # noqa: ANN
             report.smallest_text_px = m.get("smallest") or 0.0
             report.app_shares = [a["share"] for a in m["apps"]]
             if move_apps and m["apps"]:
-                for i, app in enumerate(pb.iter_apps(page, ".reveal .slides section.present")):
+                for i, app in enumerate(pb.iter_apps(page, pb.CURRENT_SLIDE)):
                     shot = shots / f"{report.number:02d}-app{i}.png" if shots else None
                     moves.append(pb.move_app_control(page, app, i, shot))
                     if figures is not None:
@@ -181,6 +182,9 @@ def _problems(deck: str, notebook: Path, total: int, walks: dict[str, dict[str, 
     apps = sum(len(r.app_shares) for r in big.values())
     if pb.imports_apps(json.loads(notebook.read_text())) and not apps:
         problems.append("the notebook shows slider apps but no slide holds one (.pe-app)")
+    expected = _apps_on_slides(json.loads(notebook.read_text())["cells"])
+    if apps != expected:
+        problems.append(f"{expected} cell(s) on the slides show an app, but the walk met {apps} (.pe-app)")
     if len(moves) != apps:
         problems.append(f"{apps} app(s) on the slides, {len(moves)} moved")
     if offsite:
@@ -193,6 +197,15 @@ def _problems(deck: str, notebook: Path, total: int, walks: dict[str, dict[str, 
     if not notes:
         problems.append("the deck has no speaker notes (cells with slide_type 'notes')")
     return problems
+
+
+def _apps_on_slides(cells: list[dict]) -> int:
+    """How many code cells on the deck's slides (not skipped) call an app factory (``..._app(``)."""
+    from pe_helpers.present import slide_numbers
+
+    pattern = re.compile(r"\b\w+_app\(")
+    return sum(1 for cell, number in zip(cells, slide_numbers(cells))
+               if number is not None and cell["cell_type"] == "code" and pattern.search("".join(cell["source"])))
 
 
 def _watch_offsite(page) -> list[str]:  # noqa: ANN001
@@ -247,13 +260,13 @@ def test_chinese_deck_moves_its_app_and_its_figure_speaks_chinese(deck_server: p
     pb.wait_deck_prepared(deck_server)
     page.set_viewport_size(pb.SLIDE_VIEWPORTS[0])
     pb.open_deck(page, deck_server)
-    pb.go_to_first_app(page)
-    app = next(pb.iter_apps(page, ".reveal .slides section.present"))
+    pb.go_to_app_slide(page)
+    app = next(pb.iter_apps(page, pb.CURRENT_SLIDE))
     move = pb.move_app_control(page, app, 0, shots / "app0.png")
     pb.save_slide_screenshot(page, shots / "slide.jpg")
     texts = app.inner_text()
     assert pb.has_cjk(texts), f"the Chinese deck's app shows no Chinese text: {texts[:300]!r}"
-    assert pb.has_cjk(page.locator(".reveal .slides section.present:not(.stack)").inner_text()), "the slide shows no Chinese text"
+    assert pb.has_cjk(page.locator(pb.CURRENT_SLIDE).inner_text()), "the slide shows no Chinese text"
     english = _ENGLISH_MOVE.get(ZH_DECK)  # the English deck's walk moved the same app (when it ran first)
     if english is not None and english[:2] == (move.control, move.new_value):
         assert pb.app_figure_src(app) != english[2], (
