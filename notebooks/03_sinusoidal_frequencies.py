@@ -113,10 +113,10 @@ for d, base in [(16, 10000.0), (64, 10000.0), (512, 10000.0), (64, 100.0)]:
 # **Try it.** Switch *channel* to `cos`: same frequencies, shifted by a quarter turn. Lower `base` to 100: the
 # right side starts moving. Raise `seq_len` to 512: even the middle columns turn.
 
-# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "skip"} tags=["nbval-ignore-output"]
 build_frequency_heatmap(seq_len=64, d=64, base=10000.0)  # the seed's heatmap as a still figure
 
-# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 frequency_heatmap_app()
 
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]

@@ -316,6 +316,10 @@ assert check_relative_part(relative_only)
 # `sinusoidal` and `rope` (a number between 0 and 1; guessing is $0.1$), or `None` for a model you think cannot
 # run at all. The check (against the shipped reference) accepts a guess within 0.25 and explains misses.
 
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Everyone writes down four numbers before anything is shown: the copy accuracy at size $2L$ of
+# `none`, `learned`, `sinusoidal` and `rope`. The next section's figure is the reveal.
+
 # %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="5.1" tags=["solution"]
 def predicted_accuracy_at_2L() -> dict:
     """My guess of each model's copy accuracy at size 2L (None: the model cannot run there)."""
@@ -339,7 +343,7 @@ SHOWN = ("none", "learned", "learned-extended", "sinusoidal", "rope", "rope-pi",
 fig = accuracy_figure(reference, encodings=SHOWN)
 display(fig)
 
-# %% slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "subslide"}
 for task in reference.tasks:
     print(reference.table(task, [L, 2 * L, 4 * L]), end="\n\n")
 
@@ -418,6 +422,10 @@ with expect_error(PositionOutOfRangeError, match=f"max_len={2 * L + 1}"):
 # package, so nothing trains yet. The figure draws that seed as markers over the reference band. Press
 # **train now** to train the same seed again on this CPU, with the reference's settings (10–25 s on a two-core
 # laptop): the markers are redrawn from the new models, and the app appears under the button.
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Press **train now** only if there is time (10–25 s): the markers are redrawn from the freshly
+# trained models and land on the reference band again.
 
 # %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 panel = TrainNow(reference, encodings=("none", "learned", "rope"), tasks=("lookback",), seed=0)
@@ -530,7 +538,7 @@ assert r2 > 0.8, "absolute position is linearly recoverable from a model without
 # > The *vectors* exist at any length; what the model learned about them does not. On look-back the sinusoidal
 # > model falls exactly like the model with no encoding (section 3), while RoPE, whose score sees only offsets, holds.
 
-# %% [markdown] slideshow={"slide_type": "slide"}
+# %% [markdown] slideshow={"slide_type": "slide"} tags=["slide-dense"]
 # ## 6 · What the papers report, and what this small lab mirrors
 #
 # * **Vaswani et al. (2017), *Attention Is All You Need*, Table 3, row (E)**: replacing the sinusoidal encoding by

@@ -527,7 +527,7 @@ print(f"largest error of the cos table: {worst:.2f}")
 results = reference_results()
 print(results.table("copy", [1, results.train_len, 2 * results.train_len, 4 * results.train_len]))
 
-# %% slideshow={"slide_type": "skip"}
+# %% slideshow={"slide_type": "subslide"}
 rows = comparison_table(results)
 display(Markdown(format_comparison_table(rows)))
 
@@ -550,7 +550,7 @@ display(Markdown(format_comparison_table(rows)))
 #   scheme at $n \le L$ on copy, and it collapses past $L$ too (Kazemnejad et al. 2023 found NoPE extrapolating better
 #   than absolute and rotary encodings on their tasks; here it beats only the absolute ones, notebook 05).
 
-# %% slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "subslide"}
 by = {row.key: row for row in rows}
 L = results.train_len
 # learned: no vector past its training positions; untrained extra rows do not help

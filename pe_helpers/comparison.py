@@ -281,6 +281,9 @@ def format_comparison_table(rows: Sequence[ComparisonRow]) -> str:
         head.append("past the training length, look-back (fixed offset 3)")
         for cells, r in zip(body, rows):
             cells.append(r.past_training_lookback)
-    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-    lines += ["| " + " | ".join(cells) + " |" for cells in body]
+    def row(cells: Sequence[str]) -> str:  # a "|" inside a cell (ALiBi's |m − n|) would split it
+        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+    lines = [row(head), "|" + "|".join("---" for _ in head) + "|"]
+    lines += [row(cells) for cells in body]
     return "\n".join(lines)

@@ -84,10 +84,14 @@ def edition(nb: nbformat.NotebookNode, lang: str = "en", translations: dict[str,
 
 
 def language_cell(lang: str) -> nbformat.NotebookNode:
-    """The first cell of a non-English edition: switch pe_helpers' strings to ``lang``."""
+    """The first cell of a non-English edition: switch pe_helpers' strings to ``lang``.
+
+    It is skipped in the slide deck: as the first visible cell it would otherwise open an empty
+    first slide, and the Chinese deck's slide numbers would differ from the English ones.
+    """
     return nbformat.v4.new_code_cell(
         f'import pe_helpers\n\npe_helpers.set_language("{lang}")  # 界面语言：中文 (apps, figures, checkers, errors)',
-        metadata={"tags": ["language"]})
+        metadata={"slideshow": {"slide_type": "skip"}, "tags": ["language"]})
 
 
 def read_source(source: str | Path) -> nbformat.NotebookNode:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 import torch
@@ -200,6 +201,10 @@ def test_comparison_table_from_lab_results() -> None:
     assert "past it: cannot run (PositionOutOfRangeError); grown with untrained rows: 0.20 at n = 5..5 " \
            "(collapses); 0.10 at n = 9..16 (collapses)" in text
     assert "lab, L = 4, token accuracy" in text and "look-back" not in text
+    # ALiBi's penalty −m_h·|m − n| keeps its bars inside the cell: every row has exactly the header's cells
+    assert r"−m_h·\|m − n\|" in text
+    cells = [len(re.split(r"(?<!\\)\|", line)) for line in text.splitlines()]
+    assert len(set(cells)) == 1, cells
 
 
 def test_comparison_table_has_a_lookback_column_when_the_lab_ran_it() -> None:

@@ -12,6 +12,17 @@ page shows outputs only (no code, no editor, no toolbar, so a student on the pro
 solution), and this launcher can guard it. RISE 0.5 shows the whole JupyterLab with its
 notebook, including the collapsed solution cells a click away, and would be a new pin.
 
+Time to the first slide: Voilà shows a deck only once its whole notebook has run. The launcher
+therefore starts Voilà with a *preheated* kernel (``preheat_kernel``, a pool of one per deck): the
+notebook runs as soon as the server starts, and prints "Deck ready" when it is done; a browser that
+opens the URL after that line gets the rendered deck at once (``benchmarks/present.py`` measures
+it). A minute after someone took the kernel, Voilà prepares the next one in the background, so a
+reload is quick too. A request that comes earlier simply waits for the run already under way, never for a second one.
+(Voilà's ``progressive_rendering`` cannot be combined with it and is not supported by the reveal
+template: the slides are laid out only after the last cell.)
+
+Editions: ``--lang zh`` (``make present NB=03 LANG=zh``) presents the Chinese edition, ``notebooks/zh/``.
+
 Safety, as ``make lab``: 127.0.0.1 only, token authentication on (a random token unless one is
 given), and a request whose ``Host`` header is neither ``127.0.0.1`` nor ``localhost`` (with an
 optional port) is refused with 403 before any handler runs. Standalone Voilà sets
@@ -28,16 +39,23 @@ import os
 import re
 import secrets
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["TEMPLATE", "DeckError", "allowed_host", "decks", "find_deck", "main", "voila_arguments"]
+__all__ = ["EDITIONS", "TEMPLATE", "DeckError", "allowed_host", "decks", "find_deck", "main", "slide_numbers",
+           "voila_arguments"]
 
 #: The Voilà template of the slides, found through ``JUPYTER_PATH`` (this folder holds ``voila/templates/``).
 TEMPLATE = "pe-slides"
 DATA_DIR = Path(__file__).resolve().parent
 ALLOWED_HOSTS = frozenset({"127.0.0.1", "localhost"})
 DEFAULT_PORT = 8866
+#: Each edition's notebook folder, relative to the repository root (``make present LANG=zh``).
+EDITIONS = {"en": Path("notebooks"), "zh": Path("notebooks") / "zh"}
+#: Seconds after a visitor took the preheated kernel before Voilà prepares the next one (see voila_arguments).
+REFILL_DELAY = 60.0
+#: What the launcher prints when the preheated kernel has run the whole deck (tests and benchmarks wait for it).
+READY_LINE = "Deck ready:"
 
 
 class DeckError(ValueError):
@@ -67,6 +85,27 @@ def find_deck(nb: str, nb_dir: Path) -> Path:
     return found[0]
 
 
+def slide_numbers(cells: Sequence[Mapping]) -> list[int | None]:
+    """The slide each cell is shown on (1-based, as in the deck's corner), ``None`` for skipped cells and notes.
+
+    The rules of nbconvert's reveal.js exporter, which Voilà's template uses: the first cell that is
+    neither ``skip`` nor ``notes`` opens slide 1 whatever its type; after it, ``slide`` and ``subslide``
+    open the next slide (reveal.js numbers vertical slides in the same sequence); ``fragment`` and ``-``
+    stay on the current one. TEACHING.md's slide table is checked against this (tests/test_present.py).
+    """
+    numbers: list[int | None] = []
+    current = 0
+    for cell in cells:
+        kind = (cell.get("metadata", {}).get("slideshow") or {}).get("slide_type", "-")
+        if kind in ("skip", "notes"):
+            numbers.append(None)
+            continue
+        if current == 0 or kind in ("slide", "subslide"):
+            current += 1
+        numbers.append(current)
+    return numbers
+
+
 def allowed_host(host: str) -> bool:
     """Is ``host`` (a ``Host`` header, maybe with ``:port``) ``127.0.0.1`` or ``localhost``?"""
     name = re.sub(r":\d+$", "", host.strip()).lower()
@@ -85,11 +124,18 @@ def voila_arguments(notebook: Path, port: int, token: str) -> list[str]:
         f"--template={TEMPLATE}",
         "--strip_sources=True",
         "--show_tracebacks=False",
+        # Run the notebook when the server starts, in a kernel kept for the first visitor (see the docstring).
+        "--VoilaConfiguration.preheat_kernel=True",
+        "--VoilaConfiguration.default_pool_size=1",
+        # Whoever takes the kernel, the next one (for a reload) is prepared a minute later, not at once: its run
+        # would compete with the first minute of the lecture (and, in the tests, with the walk through the deck).
+        f"--VoilaKernelManager.fill_delay={REFILL_DELAY}",
     ]
 
 
 def _voila_app():  # noqa: ANN202 (Voilà is imported only when a deck is served)
     import tornado.web
+    from tornado.ioloop import IOLoop
     from tornado.routing import Matcher, Rule
     from voila.app import Voila
 
@@ -109,7 +155,27 @@ def _voila_app():  # noqa: ANN202 (Voilà is imported only when a deck is served
         def listen(self) -> None:
             self.app.settings["allow_remote_access"] = False  # jupyter_server's own check too
             self.app.default_router.rules.insert(0, Rule(ForeignHost(), RefuseHost))
+            IOLoop.current().add_callback(self.announce_ready)
             super().listen()
+
+        async def announce_ready(self) -> None:
+            """Print :data:`READY_LINE` once the preheated kernel has run the whole notebook.
+
+            Voilà keeps, per notebook, a pool of tasks that each start a kernel and return its
+            rendering task (``_pools``: Voilà 0.5's preheat, the version pinned; a test starts the
+            launcher and waits for this line, so a change there does not go unnoticed).
+            """
+            for name, pool in list(getattr(self.kernel_manager, "_pools", {}).items()):
+                if not pool:
+                    continue
+                try:
+                    content = await pool[0]
+                    await content["task"]
+                except Exception as err:  # noqa: BLE001 (a failing notebook: Voilà shows the error in the page)
+                    print(f"The deck {name} could not be prepared ({err!r}); it runs when the page is opened.", flush=True)
+                    continue
+                if not content["renderer"].stop_generator:  # nobody took it half-way
+                    print(f"{READY_LINE} {name} has run; the first slide shows as soon as the page is opened.", flush=True)
 
     return PresentVoila
 
@@ -122,7 +188,10 @@ def _parser() -> argparse.ArgumentParser:
                "(left/right) and within one (up/down), S speaker notes, F full screen, Esc overview.",
     )
     parser.add_argument("nb", nargs="?", help="the deck's notebook number, e.g. 05 (none: list the decks)")
-    parser.add_argument("--nb-dir", type=Path, default=Path("notebooks"), help="folder of the notebooks")
+    parser.add_argument("--lang", choices=sorted(EDITIONS), default="en",
+                        help="the edition: en (notebooks/) or zh (notebooks/zh/, the Chinese edition)")
+    parser.add_argument("--nb-dir", type=Path, default=None,
+                        help="folder of the notebooks (default: the edition's, notebooks/ or notebooks/zh/)")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
     parser.add_argument("--token", default="", help="the access token (default: a random one)")
     return parser
@@ -131,8 +200,11 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """List the decks (no ``nb``), or serve one; returns the exit status."""
     args = _parser().parse_args(argv)
+    if args.nb_dir is None:
+        args.nb_dir = EDITIONS[args.lang]
     if not args.nb:
-        print("usage: make present NB=05   (serves notebooks/05_*.ipynb as slides; PRESENT_PORT=, PRESENT_TOKEN=)")
+        print("usage: make present NB=05   (serves notebooks/05_*.ipynb as slides; LANG=zh the Chinese edition; "
+              "PRESENT_PORT=, PRESENT_TOKEN=)")
         print(f"Decks in {args.nb_dir}:")
         for path in decks(args.nb_dir):
             print(f"    {path.name[:2]}  {path.name}")
@@ -146,6 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(DATA_DIR), os.environ.get("JUPYTER_PATH", "")]))
     print(f"Presenting {notebook} as slides (code hidden; Space = next slide, S = speaker notes). Open in a browser:")
     print(f"    http://127.0.0.1:{args.port}/?token={token}")
-    print("Stop with Ctrl+C.", flush=True)
+    print("Its notebook runs now: once a line says the deck is ready, the first slide shows at once. "
+          "Stop with Ctrl+C.", flush=True)
     _voila_app().launch_instance(argv=voila_arguments(notebook, args.port, token))
     return 0

@@ -814,7 +814,8 @@ DECK_STATE_JS = """() => {
     const current = Array.from(document.querySelectorAll('.reveal .slides section.present'))
         .filter((s) => !s.querySelector('section')).pop();
     const id = current ? (current.dataset.peIndex ?? '') : '';
-    return {hash: location.hash, slide: id, h: current?.parentElement?.tagName === 'SECTION'
+    return {hash: location.hash, slide: id, index: id === '' ? -1 : Number(id),
+        fragmentsLeft: current ? current.querySelectorAll('.fragment:not(.visible)').length : 0, h: current?.parentElement?.tagName === 'SECTION'
         ? Array.from(current.parentElement.parentElement.children).indexOf(current.parentElement)
         : Array.from(current?.parentElement?.children ?? []).indexOf(current),
         v: current?.parentElement?.tagName === 'SECTION' ? Array.from(current.parentElement.children).indexOf(current) : 0};
@@ -1190,3 +1191,77 @@ def run_through_cell(page, last_line: str) -> float:  # noqa: ANN001
         page.wait_for_function(RUN_STARTED_JS, timeout=30_000, polling=100)
         page.wait_for_function(EXECUTION_DONE_JS, timeout=NOTEBOOK_RUN_TIMEOUT * 1000, polling=250)
     return time.monotonic() - t0
+
+def wait_deck_prepared(server: Server, *, timeout: float = FIRST_SLIDE_TIMEOUT) -> float:
+    """Wait until ``make present`` says the deck's notebook has run (its preheated kernel); return the seconds.
+
+    The launcher prints "Deck ready: ..." (or "could not be prepared", then the page runs it).
+    """
+    from pe_helpers.present import READY_LINE
+
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        log = server.log_path.read_text(errors="replace")
+        if READY_LINE in log or "could not be prepared" in log:
+            return time.monotonic() - t0
+        if server.process.poll() is not None:
+            raise RuntimeError(f"{server.name} exited while its deck was prepared:\n{server.log_tail()}")
+        time.sleep(0.2)  # polling the server's log
+    raise TimeoutError(f"{server.name}: the deck was not ready within {timeout:.0f} s:\n{server.log_tail()}")
+
+
+#: After a key press: the deck's new state (DECK_STATE_JS) once the URL hash moved, else false.
+STATE_AFTER_JS = "(old) => location.hash !== old && (" + DECK_STATE_JS + ")()"
+
+
+def press_space(page, old_hash: str, *, timeout: float = 5.0) -> dict | None:  # noqa: ANN001
+    """Press Space and return the deck's new state (:func:`deck_state`), or None if nothing moved (the end).
+
+    The same as :func:`next_slide` followed by :func:`deck_state`, in one wait (polled every animation frame).
+    """
+    page.keyboard.press("Space")
+    try:
+        return page.wait_for_function(STATE_AFTER_JS, arg=old_hash, timeout=timeout * 1000, polling="raf").json_value()
+    except Exception:  # noqa: BLE001 (playwright TimeoutError): nothing moved
+        return None
+
+
+def blur_focus(page) -> None:  # noqa: ANN001
+    """Give the keyboard back to the deck (a focused slider keeps the arrow keys and Space)."""
+    page.evaluate("() => document.activeElement && document.activeElement.blur && document.activeElement.blur()")
+
+
+def save_slide_screenshot(page, path: Path) -> None:  # noqa: ANN001
+    """The viewport as it is (the slide on screen), PNG or JPEG after ``path``'s suffix."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path), **({"type": "jpeg", "quality": 80} if path.suffix == ".jpg" else {}))
+
+
+def app_figure_src(app) -> str:  # noqa: ANN001
+    """The ``src`` of an app's figure (a data: URL of the PNG the kernel drew)."""
+    return app.locator("img").first.get_attribute("src") or ""
+
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def has_cjk(text: str) -> bool:
+    """Does ``text`` contain a CJK ideograph (the Chinese edition's text)?"""
+    return bool(CJK.search(text))
+
+
+#: The slide on screen: the present leaf section (a horizontal section holding vertical ones is also
+#: ``.present``, with class ``stack``; its other vertical slides are not on screen).
+CURRENT_SLIDE = ".reveal .slides section.present:not(.stack)"
+
+
+def go_to_app_slide(page, *, max_steps: int = 200) -> None:  # noqa: ANN001
+    """Press Space until the slide on screen (:data:`CURRENT_SLIDE`) holds a slider app (``.pe-app``)."""
+    state = deck_state(page)
+    for _ in range(max_steps):
+        if page.locator(f"{CURRENT_SLIDE} .pe-app").count():
+            return
+        state = press_space(page, state["hash"])
+        if state is None:
+            break
+    raise AssertionError("Space reached the end of the deck without a slide that shows an app")

@@ -1,22 +1,31 @@
 """Every notebook as a slide deck: ``make present NB=NN``, walked with the keyboard in Chromium.
 
-Per deck (one Voilà server each, started with the very command a lecturer types, on a copy of
-notebooks/): open it at 1920 x 1080 and time the first slide; press Space until the deck ends
-(every fragment and every slide, vertical ones included) and on every slide assert that nothing
-sticks out of the 1280 x 720 frame or scrolls, that no text outside a formula is under 24 px, and
-that an app's figure takes at least 60 % of the slide's width; on a slide with apps move one control
-of each and wait for the new figure (``move_app_control``). Save a screenshot of every slide under
-build/screenshots/slides/NN/. Then walk the deck again at 1280 x 720 for overflow. Throughout: no
-request leaves 127.0.0.1, no code and no checker verdict is shown, every slide was visited.
+Per deck, one Voilà server (started with the very command a lecturer types, on a copy of
+notebooks/; the next deck's server starts while this one is walked, so its notebook runs meanwhile)
+and ONE page load: wait for the launcher's "Deck ready" line, open the deck at 1920 x 1080 and time
+the first slide; press Space through the whole deck (every fragment and every slide, vertical ones
+included) and, on each slide once its last fragment is shown, assert that nothing sticks out of the
+1280 x 720 frame or scrolls, that no text outside a formula is under 24 px, and that an app's figure
+takes at least 60 % of the slide's width; on a slide with apps move one enabled control of each and
+wait for the new figure (``move_app_control``). Then resize the same page to 1280 x 720 (reveal.js
+lays the deck out again), go back to the first slide with Home, walk again and check the fit, saving
+a screenshot of every slide under build/screenshots/slides/NN/ (JPEG: a fifth of a PNG's time). Throughout: no request leaves
+127.0.0.1, no code and no checker verdict is shown, every slide was visited.
+
+One Chinese deck (``make present NB=03 LANG=zh``) is opened too: its app moves, its screenshot is
+saved, and its figure is not the English one for the same controls (its labels are Chinese).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 import secrets
 import shutil
 import time
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -26,94 +35,144 @@ import pe_browser as pb
 pytestmark = pytest.mark.browser
 
 DECKS = [p.name for p in pb.notebook_paths() if p.name[:2].isdigit()]
+ZH_DECK = "03"
+ZH_KEY = next(f"zh/{p.name}" for p in pb.notebook_paths() if p.name.startswith(ZH_DECK + "_"))
+#: The order the servers start in: every English deck, then the Chinese one.
+ORDER = [*DECKS, ZH_KEY]
+#: How many decks' servers start (and run their notebooks) ahead of the deck being walked.
+LOOKAHEAD = 3
+#: Seconds Voilà gets to shut its kernels down before its process group is killed (the copies are throwaway).
+STOP_GRACE = 3.0
+#: Deck ZH_DECK's first app after its move in English: (control, new value, figure), for the Chinese deck to differ from.
+_ENGLISH_MOVE: dict[str, tuple[str, str, str]] = {}
+
+
+class DeckServers:
+    """``make present NB=NN`` per deck, in the order of ``ORDER``; the next ones start while one is walked.
+
+    A deck is named by its path under ``root``: ``03_x.ipynb``, or ``zh/03_x.ipynb`` for the Chinese edition.
+    """
+
+    def __init__(self, root: Path, home: Path, lookahead: int = LOOKAHEAD) -> None:
+        self.root, self.home, self.lookahead = root, home, lookahead
+        self.pool = ThreadPoolExecutor(max_workers=lookahead + 1, thread_name_prefix="deck-server")
+        # Voilà takes a while to shut its kernels down: stopping happens beside the next deck.
+        self.stopper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="deck-stop")
+        self.started: dict[str, Future] = {}
+
+    def _start(self, key: str) -> pb.Server:
+        notebook = self.root / key
+        lang = "zh" if key.startswith("zh/") else "en"
+        env = pb.isolated_jupyter_env(self.home / "slides-home")
+        port, token = pb.free_port(), secrets.token_hex(24)
+        server = pb.start_server(
+            f"make present NB={notebook.name[:2]}" + (" LANG=zh" if lang == "zh" else ""),
+            pb.present_command(notebook, port, token), port=port, token=token, env=env, cwd=pb.REPO,
+            log_path=self.home / f"slides-{lang}-{notebook.stem}.log", ready_path="/", root=notebook.parent,
+            ready_with_token=False, ready_status=(302, 403),
+        )
+        server.extra["notebook"] = notebook
+        return server
+
+    def submit(self, key: str) -> Future:
+        if key not in self.started:
+            self.started[key] = self.pool.submit(self._start, key)
+        return self.started[key]
+
+    def take(self, key: str) -> pb.Server:
+        """The server of deck ``key`` (started now if it is not yet); the next decks' servers start too."""
+        future = self.submit(key)
+        if key in ORDER:
+            for nxt in ORDER[ORDER.index(key) + 1:ORDER.index(key) + 1 + self.lookahead]:
+                self.submit(nxt)
+        return future.result()
+
+    def stop(self, key: str) -> None:
+        """Stop deck ``key``'s server in the background."""
+        future = self.started.get(key)
+        if future is not None and future.done() and future.exception() is None:
+            self.stopper.submit(pb.stop_server, future.result(), grace=STOP_GRACE)
+
+    def close(self) -> None:
+        for key in list(self.started):
+            with contextlib.suppress(Exception):  # a server that failed to start: its test has said why
+                self.started[key].result(timeout=pb.SERVER_START_TIMEOUT)
+            self.stop(key)
+        self.pool.shutdown(wait=True)
+        self.stopper.shutdown(wait=True)
+
+
+@pytest.fixture(scope="module")
+def deck_servers(chromium: str, browser_home: Path, notebook_copies: Path) -> Iterator[DeckServers]:
+    if shutil.which("make") is None:
+        pytest.skip("`make` is not installed (present mode is `make present NB=05`)")
+    pb.copy_notebooks(notebook_copies / "zh", [pb.NOTEBOOKS / ZH_KEY])
+    servers = DeckServers(notebook_copies, browser_home)
+    servers.submit(ORDER[0])  # its notebook runs while Chromium starts
+    try:
+        yield servers
+    finally:
+        servers.close()
 
 
 @pytest.fixture()
-def deck_server(request: pytest.FixtureRequest, chromium: str, browser_home: Path,
-                notebook_copies: Path) -> Iterator[pb.Server]:
-    """``make present NB=NN`` for the deck named by the test's parameter; stopped at the end."""
-    if shutil.which("make") is None:
-        pytest.skip("`make` is not installed (present mode is `make present NB=05`)")
-    notebook = notebook_copies / request.param
-    env = pb.isolated_jupyter_env(browser_home / "slides-home")
-    port, token = pb.free_port(), secrets.token_hex(24)
-    server = pb.start_server(
-        f"make present NB={notebook.name[:2]}", pb.present_command(notebook, port, token), port=port, token=token,
-        env=env, cwd=pb.REPO, log_path=browser_home / f"slides-{notebook.stem}.log", ready_path="/",
-        root=notebook_copies, ready_with_token=False, ready_status=(302, 403),
-    )
-    server.extra["notebook"] = notebook
+def deck_server(request: pytest.FixtureRequest, deck_servers: DeckServers, browser: object) -> Iterator[pb.Server]:
+    """``make present NB=NN`` for the deck named by the test's parameter; stopped at the end.
+
+    (``browser`` first: Chromium starts while the first server does.)
+    """
+    server = deck_servers.take(request.param)
     try:
         yield server
     finally:
-        pb.stop_server(server)
+        deck_servers.stop(request.param)
 
 
-def _walk(page, deck: str, *, shots: Path | None, move_apps: bool) -> tuple[dict[str, pb.SlideReport], list]:  # noqa: ANN001
-    """Space through the whole deck from the first slide; measure every slide (the last fragment wins)."""
+def _walk(page, *, total: int, shots: Path | None, move_apps: bool,  # noqa: ANN001
+          figures: list[str] | None = None) -> tuple[dict[str, pb.SlideReport], list]:
+    """Space through the whole deck from the first slide; measure each slide once its fragments are all shown.
+
+    With ``move_apps``, one control of every app is moved; ``figures`` collects each app's figure after it.
+    """
     reports: dict[str, pb.SlideReport] = {}
     moves: list = []
-    moved: set[str] = set()
-    order = 0
+    state = pb.deck_state(page)
     while True:
-        state = pb.deck_state(page)
-        key = state["slide"]
-        if key not in reports:
-            order += 1
-            reports[key] = pb.SlideReport(order, state["hash"], "")
-        report = reports[key]
-        m = pb.measure_slide(page)
-        report.text = m["text"]
-        report.problems = [*m["overflow"], *m["scrolls"]]
-        report.smallest_text_px = m.get("smallest") or 0.0
-        report.app_shares = [a["share"] for a in m["apps"]]
-        if move_apps and m["apps"] and key not in moved:
-            moved.add(key)
-            for i, app in enumerate(pb.iter_apps(page, ".reveal .slides section.present")):
-                if not app.is_visible():
-                    continue
-                shot = shots / f"{report.number:02d}-app{i}.png" if shots else None
-                moves.append(pb.move_app_control(page, app, i, shot))
-            page.evaluate("() => document.activeElement && document.activeElement.blur && document.activeElement.blur()")
-        if shots is not None:
-            page.screenshot(path=str(shots / f"{report.number:02d}.png"))
-        if not pb.next_slide(page):
+        if not state["fragmentsLeft"]:
+            key = state["slide"]
+            if key not in reports:
+                reports[key] = pb.SlideReport(len(reports) + 1, state["hash"], "")
+            report = reports[key]
+            m = pb.measure_slide(page)
+            report.text = m["text"]
+            report.problems = [*m["overflow"], *m["scrolls"]]
+            report.smallest_text_px = m.get("smallest") or 0.0
+            report.app_shares = [a["share"] for a in m["apps"]]
+            if move_apps and m["apps"]:
+                for i, app in enumerate(pb.iter_apps(page, pb.CURRENT_SLIDE)):
+                    shot = shots / f"{report.number:02d}-app{i}.png" if shots else None
+                    moves.append(pb.move_app_control(page, app, i, shot))
+                    if figures is not None:
+                        figures.append(pb.app_figure_src(app))
+                pb.blur_focus(page)
+            if shots is not None:
+                pb.save_slide_screenshot(page, shots / f"{report.number:02d}.jpg")
+            if state["index"] == total - 1:
+                return reports, moves
+        state = pb.press_space(page, state["hash"])
+        if state is None:
             return reports, moves
 
 
-@pytest.mark.parametrize("deck_server", DECKS, indirect=True, ids=lambda n: n[:2])
-def test_deck_fits_every_slide_and_its_apps_respond(deck_server: pb.Server, page: object) -> None:
-    notebook = deck_server.extra["notebook"]
-    deck = notebook.name[:2]
-    offsite: list[str] = []
-    page.on("request", lambda r: offsite.append(r.url) if not r.url.startswith(("http://127.0.0.1:", "data:", "blob:",
-                                                                                  "about:")) else None)
-    shots = pb.SLIDE_SCREENSHOTS / deck
-    shutil.rmtree(shots, ignore_errors=True)
-    shots.mkdir(parents=True, exist_ok=True)
-    page.set_viewport_size(pb.SLIDE_VIEWPORTS[0])
-    t0 = time.monotonic()
-    first = pb.open_deck(page, deck_server)
-    total = page.evaluate(pb.NUMBER_SLIDES_JS)
-    body = page.locator(".reveal .slides").text_content()  # hidden slides too (inner_text skips them)
-    code = page.locator(".reveal .jp-CodeCell .jp-InputArea, .reveal .jp-InputArea-editor, .reveal .cm-editor, .reveal .highlight pre").count()
-    notes = page.locator(".reveal aside.notes").count()
-    try:
-        big, moves = _walk(page, deck, shots=shots, move_apps=True)
-        page.set_viewport_size(pb.SLIDE_VIEWPORTS[1])
-        pb.go_to_first_slide(page)
-        small, _ = _walk(page, deck, shots=None, move_apps=False)
-    except Exception:
-        page.screenshot(path=str(shots / "FAILED.png"))
-        raise
-    finally:
-        pb.TIMINGS.append((f"slides {deck}: first slide after {first:.1f} s, {total} slides", time.monotonic() - t0))
+def _problems(deck: str, notebook: Path, total: int, walks: dict[str, dict[str, pb.SlideReport]], moves: list,
+              body: str, code: int, notes: int, offsite: list[str]) -> list[str]:
     problems = []
-    if len(big) != total or len(small) != total:
-        problems.append(f"Space visited {len(big)} slides at 1920x1080 and {len(small)} at 1280x720 of {total}")
-    for size, reports in (("1920x1080", big), ("1280x720", small)):
+    for size, reports in walks.items():
+        if len(reports) != total:
+            problems.append(f"Space visited {len(reports)} slides of {total} at {size}")
         for r in reports.values():
             problems += [f"slide {r.number} at {size} ({r.text[:50]!r}): {p}" for p in r.problems]
+    big = walks["1920x1080"]
     for r in big.values():
         if r.smallest_text_px and r.smallest_text_px < pb.MIN_TEXT_PX_AT_1080P:
             problems.append(f"slide {r.number} ({r.text[:50]!r}): text of {r.smallest_text_px:.1f} px at 1080p "
@@ -123,6 +182,9 @@ def test_deck_fits_every_slide_and_its_apps_respond(deck_server: pb.Server, page
     apps = sum(len(r.app_shares) for r in big.values())
     if pb.imports_apps(json.loads(notebook.read_text())) and not apps:
         problems.append("the notebook shows slider apps but no slide holds one (.pe-app)")
+    expected = _apps_on_slides(json.loads(notebook.read_text())["cells"])
+    if apps != expected:
+        problems.append(f"{expected} cell(s) on the slides show an app, but the walk met {apps} (.pe-app)")
     if len(moves) != apps:
         problems.append(f"{apps} app(s) on the slides, {len(moves)} moved")
     if offsite:
@@ -134,5 +196,79 @@ def test_deck_fits_every_slide_and_its_apps_respond(deck_server: pb.Server, page
             problems.append(f"the deck shows {verdict!r} (checks and solutions must be skipped in the deck)")
     if not notes:
         problems.append("the deck has no speaker notes (cells with slide_type 'notes')")
-    pb.TIMINGS[-1] = (pb.TIMINGS[-1][0] + f", {apps} app(s) moved, {notes} note(s)", pb.TIMINGS[-1][1])
+    return problems
+
+
+def _apps_on_slides(cells: list[dict]) -> int:
+    """How many code cells on the deck's slides (not skipped) call an app factory (``..._app(``)."""
+    from pe_helpers.present import slide_numbers
+
+    pattern = re.compile(r"\b\w+_app\(")
+    return sum(1 for cell, number in zip(cells, slide_numbers(cells))
+               if number is not None and cell["cell_type"] == "code" and pattern.search("".join(cell["source"])))
+
+
+def _watch_offsite(page) -> list[str]:  # noqa: ANN001
+    offsite: list[str] = []
+    page.on("request", lambda r: offsite.append(r.url) if not r.url.startswith(("http://127.0.0.1:", "data:", "blob:",
+                                                                                  "about:")) else None)
+    return offsite
+
+
+@pytest.mark.parametrize("deck_server", DECKS, indirect=True, ids=lambda n: n[:2])
+def test_deck_fits_every_slide_and_its_apps_respond(deck_server: pb.Server, page: object) -> None:
+    notebook = deck_server.extra["notebook"]
+    deck = notebook.name[:2]
+    offsite = _watch_offsite(page)
+    shots = pb.SLIDE_SCREENSHOTS / deck
+    shutil.rmtree(shots, ignore_errors=True)
+    shots.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    prepared = pb.wait_deck_prepared(deck_server)
+    page.set_viewport_size(pb.SLIDE_VIEWPORTS[0])
+    first = pb.open_deck(page, deck_server)
+    total = page.evaluate(pb.NUMBER_SLIDES_JS)
+    body = page.locator(".reveal .slides").text_content()  # hidden slides too (inner_text skips them)
+    code = page.locator(".reveal .jp-CodeCell .jp-InputArea, .reveal .jp-InputArea-editor, .reveal .cm-editor, .reveal .highlight pre").count()
+    notes = page.locator(".reveal aside.notes").count()
+    walks: dict[str, dict[str, pb.SlideReport]] = {}
+    try:
+        figures: list[str] = []
+        walks["1920x1080"], moves = _walk(page, total=total, shots=None, move_apps=True, figures=figures)
+        if deck == ZH_DECK and moves:
+            _ENGLISH_MOVE[deck] = (moves[0].control, moves[0].new_value, figures[0])
+        page.set_viewport_size(pb.SLIDE_VIEWPORTS[1])  # the same page: reveal.js lays the deck out again
+        pb.go_to_first_slide(page)
+        walks["1280x720"], _ = _walk(page, total=total, shots=shots, move_apps=False)
+    except Exception:
+        page.screenshot(path=str(shots / "FAILED.png"))
+        raise
+    finally:
+        pb.TIMINGS.append((f"slides {deck}: ready {prepared:.1f} s after the test began waiting, first slide "
+                           f"{first:.1f} s after the request, {total} slides", time.monotonic() - t0))
+    problems = _problems(deck, notebook, total, walks, moves, body, code, notes, offsite)
+    pb.TIMINGS[-1] = (pb.TIMINGS[-1][0] + f", {len(moves)} app(s) moved, {notes} note(s)", pb.TIMINGS[-1][1])
     assert not problems, f"deck {deck} ({notebook.name}):\n  " + "\n  ".join(problems)
+
+
+@pytest.mark.parametrize("deck_server", [ZH_KEY], indirect=True, ids=["zh-03"])
+def test_chinese_deck_moves_its_app_and_its_figure_speaks_chinese(deck_server: pb.Server, page: object) -> None:
+    offsite = _watch_offsite(page)
+    shots = pb.SLIDE_SCREENSHOTS / f"zh-{ZH_DECK}"
+    shutil.rmtree(shots, ignore_errors=True)
+    shots.mkdir(parents=True, exist_ok=True)
+    pb.wait_deck_prepared(deck_server)
+    page.set_viewport_size(pb.SLIDE_VIEWPORTS[0])
+    pb.open_deck(page, deck_server)
+    pb.go_to_app_slide(page)
+    app = next(pb.iter_apps(page, pb.CURRENT_SLIDE))
+    move = pb.move_app_control(page, app, 0, shots / "app0.png")
+    pb.save_slide_screenshot(page, shots / "slide.jpg")
+    texts = app.inner_text()
+    assert pb.has_cjk(texts), f"the Chinese deck's app shows no Chinese text: {texts[:300]!r}"
+    assert pb.has_cjk(page.locator(pb.CURRENT_SLIDE).inner_text()), "the slide shows no Chinese text"
+    english = _ENGLISH_MOVE.get(ZH_DECK)  # the English deck's walk moved the same app (when it ran first)
+    if english is not None and english[:2] == (move.control, move.new_value):
+        assert pb.app_figure_src(app) != english[2], (
+            "the Chinese deck's figure is the English one for the same controls: its labels are not localized")
+    assert not offsite, f"requests left the machine: {sorted(set(offsite))[:5]}"
