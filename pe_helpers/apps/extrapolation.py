@@ -124,9 +124,14 @@ class TrainNow(widgets.VBox):
         self.results: LabResults | None = None
         self.trained_live = False
         self.button = widgets.Button(description=_("train now"), icon="play", button_style="primary")
+        # The figure is a PNG in an Image widget and the app a child widget, as in App (apps/_base.py): not an
+        # Output widget, whose captured display made nbclient (the build, nbval) wait for the cell until its
+        # timeout. The Output widget holds only the progress bar while training.
         self.output = widgets.Output()
+        self.image = widgets.Image(format="png", layout=widgets.Layout(width="1000px", max_width="100%"))
+        self.app_box = widgets.VBox([])
         self.button.on_click(lambda _button: self.train())
-        super().__init__([self.button, self.output])
+        super().__init__([self.button, self.output, self.image, self.app_box])
 
     def load_reference(self) -> LabResults:
         """Show the shipped weights of the reference's first seed (no training); return their results."""
@@ -154,17 +159,18 @@ class TrainNow(widgets.VBox):
         return self.results
 
     def _show(self, *, app: bool) -> None:
-        from IPython.display import display
+        import matplotlib.pyplot as plt
 
+        from ..figures._base import render_png
         from ..figures.extrapolation import accuracy_figure
 
-        # Not clear_output(wait=True): after a checker has forked the kernel, that left nbclient (the build, nbval)
-        # waiting for the cell until its timeout (measured: 60 s of 60 s, against 20 s with this line).
-        self.output.clear_output()
-        with self.output:
-            display(accuracy_figure(self.reference, live=self.results, tasks=self.tasks, encodings=self.encodings))
-            if app:
-                display(extrapolation_app(results=self.results, task=self.tasks[0]))
+        handle = accuracy_figure(self.reference, live=self.results, tasks=self.tasks, encodings=self.encodings)
+        width = getattr(handle.figure, "display_width", None)
+        if width:
+            self.image.layout.width = f"{width}px"
+        self.image.value = render_png(handle.figure)
+        plt.close(handle.figure)
+        self.app_box.children = (extrapolation_app(results=self.results, task=self.tasks[0]),) if app else ()
 
 
 # --- additive mixing: the four terms of the score (issue 14, section 1 of notebook 05) -------------
