@@ -70,9 +70,10 @@ test-slides: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m pytest tests/browser/test_slides.py -q
 
 # Rebuild every notebook from its text source (notebooks/NN_*.py, jupytext percent format) and
-# execute it, so the committed .ipynb and its stored outputs match the source. NB=03 rebuilds one.
+# execute it, so the committed .ipynb and its stored outputs match the source. NB=03 rebuilds one;
+# LANG=zh rebuilds the Chinese edition (notebooks/zh/, from the same sources and notebooks/locale/zh/).
 notebooks: $(STAMP)
-	MPLBACKEND=Agg $(BIN)/python -m pe_helpers.editions build --execute $(if $(NB),--only $(NB))
+	MPLBACKEND=Agg $(BIN)/python -m pe_helpers.editions build --execute $(if $(filter zh,$(EDITION)),--lang zh) $(if $(NB),--only $(NB))
 
 # The student edition: every notebook with its exercise solutions replaced by stubs, outputs cleared.
 student: $(STAMP)
