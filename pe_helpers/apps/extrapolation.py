@@ -16,7 +16,6 @@ seed again on this CPU. Nothing is trained until the button is pressed.
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Sequence
 
 import ipywidgets as widgets
@@ -92,12 +91,6 @@ def extrapolation_app(*, results: LabResults | None = None, task: str = "copy", 
 def _task_label(task: str) -> str:
     """A task's name on its button, in the current language (the value stays the task's id)."""
     return {"copy": _("copy"), "lookback": _("look-back")}.get(task, task)
-
-
-def present_mode() -> bool:
-    """True when the notebook is served as slides (Voilà sets ``SERVER_SOFTWARE=voila/…`` in its kernels; or
-    ``PE_PRESENT=1``)."""
-    return os.environ.get("PE_PRESENT") == "1" or os.environ.get("SERVER_SOFTWARE", "").startswith("voila")
 
 
 class TrainNow(widgets.VBox):
