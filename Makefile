@@ -62,7 +62,7 @@ present: $(STAMP)
 		--port '$(PRESENT_PORT)' $(if $(PRESENT_TOKEN),--token '$(PRESENT_TOKEN)')
 
 test: $(STAMP)
-	MPLBACKEND=Agg $(BIN)/python -m pytest tests notebooks $(NBVAL) -q -n 2 --dist loadfile
+	MPLBACKEND=Agg $(BIN)/python -m pytest tests notebooks $(NBVAL) -q -n 2 --dist loadfile --no-loadscope-reorder
 
 # Only the slide decks in Chromium (every deck, every slide, both screen sizes; also part of `make test`):
 # the quick check after changing a notebook's slide metadata.

@@ -26,6 +26,7 @@ import socket
 import subprocess
 import sys
 import time
+import warnings
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
@@ -159,6 +160,7 @@ class Server:
             lines = self.log_path.read_text(errors="replace").splitlines()
         except OSError:
             return "(no log)"
+        lines = [line for line in lines if "favicon.ico" not in line]  # the page asks for it on every slide
         return "\n".join(lines[-n:])
 
     def api(self, method: str, path: str) -> object:
@@ -794,6 +796,8 @@ SLIDE_VIEWPORTS = ({"width": 1920, "height": 1080}, {"width": 1280, "height": 72
 SLIDE_WIDTH, SLIDE_HEIGHT = 1280, 720
 MIN_TEXT_PX_AT_1080P = 24.0
 MIN_APP_FIGURE_SHARE = 0.60
+#: Seconds before a deck page that shows no slide is reloaded once (see open_deck).
+FIRST_SLIDE_RETRY = 60.0
 FIRST_SLIDE_TIMEOUT = 150.0  # s; the budget is 10 s, this only bounds a hang
 
 #: The deck is ready: reveal.js initialised and Voilà showed the cells.
@@ -898,10 +902,26 @@ def deck_url(server: Server) -> str:
 
 
 def open_deck(page, server: Server, *, timeout: float = FIRST_SLIDE_TIMEOUT) -> float:  # noqa: ANN001
-    """Load the deck; return the seconds until the first slide is on screen (reveal.js ready)."""
+    """Load the deck; return the seconds until the first slide is on screen (reveal.js ready).
+
+    A page that shows no slide after :data:`FIRST_SLIDE_RETRY` s (a preheated deck shows in about two) is
+    reloaded once, as a lecturer would, with a warning that says what the page showed; a second miss fails.
+    Seen once in CI under load (deck 00, the page never became ready); the warning keeps it visible.
+    """
     t0 = time.monotonic()
-    page.goto(deck_url(server), wait_until="commit", timeout=timeout * 1000)
-    page.wait_for_function(DECK_READY_JS, timeout=timeout * 1000, polling=100)
+    for attempt in (1, 2):
+        page.goto(deck_url(server), wait_until="commit", timeout=timeout * 1000)
+        wait = FIRST_SLIDE_RETRY if attempt == 1 else timeout
+        try:
+            page.wait_for_function(DECK_READY_JS, timeout=wait * 1000, polling=100)
+            break
+        except Exception as exc:  # noqa: BLE001 (playwright TimeoutError): say what the page shows instead
+            what = (f"{server.name}: no first slide {wait:.0f} s after the request; the page: {deck_page_state(page)}; "
+                    f"console errors: {getattr(page, 'console_errors', [])[-8:]}; server log:\n{server.log_tail()}")
+            if attempt == 2:
+                raise AssertionError(what) from exc
+            warnings.warn(f"reloading the deck once: {what}", stacklevel=2)
+            TIMINGS.append((f"{server.name}: reloaded after {wait:.0f} s without a first slide", wait))
     first = time.monotonic() - t0
     try:
         page.wait_for_function(f"() => ({WIDGETS_LOADING_JS})() === 0", timeout=WIDGET_LOAD_TIMEOUT * 1000, polling=200)
@@ -909,6 +929,60 @@ def open_deck(page, server: Server, *, timeout: float = FIRST_SLIDE_TIMEOUT) -> 
         raise AssertionError(f"{page.evaluate(WIDGETS_LOADING_JS)} widget(s) still show 'Loading widget...' "
                              f"{WIDGET_LOAD_TIMEOUT:.0f} s after the first slide (their model never reached the page)") from exc
     return first
+
+
+#: What a deck page shows while it is not ready: for a failure message.
+DECK_PAGE_STATE_JS = """() => ({readyState: document.readyState, url: location.href,
+    reveal: document.querySelector('.reveal')?.className ?? null,
+    renderedCells: (() => { const c = document.querySelector('#rendered_cells');
+        return c ? getComputedStyle(c).display : null; })(),
+    cells: document.querySelectorAll('[cell-index]').length,
+    loadingWidgets: Array.from(document.querySelectorAll('.jp-OutputArea-output'))
+        .filter((o) => /Loading widget/.test(o.textContent)).length,
+    spinner: document.querySelector('#loading')?.textContent?.trim().slice(0, 200) ?? null,
+    bodyStart: (document.body?.innerText ?? '').trim().slice(0, 300)})"""
+
+
+def deck_page_state(page) -> dict | str:  # noqa: ANN001
+    try:
+        return page.evaluate(DECK_PAGE_STATE_JS)
+    except Exception as exc:  # noqa: BLE001 (a page that does not answer: say so)
+        return f"(the page did not answer: {exc})"
+
+
+#: The cells of the current slide, among the given ``cell-index`` values (Voilà numbers cells from 1), that show no
+#: slider app (``.pe-app``) yet: their text, for a message.
+SLIDE_APPS_PENDING_JS = """([scope, indices]) => {
+    const slide = document.querySelector(scope);
+    if (!slide) { return []; }
+    return Array.from(slide.querySelectorAll('[cell-index]'))
+        .filter((cell) => indices.includes(Number(cell.getAttribute('cell-index'))) && !cell.querySelector('.pe-app'))
+        .map((cell) => `cell ${cell.getAttribute('cell-index')}: ${cell.textContent.trim().slice(0, 120)}`);
+}"""
+SLIDE_APP_TIMEOUT = 30.0  # s
+
+
+def app_cell_indices(cells: Sequence[dict]) -> list[int]:
+    """Voilà's ``cell-index`` (1-based) of every code cell that calls an app factory (``..._app(``)."""
+    pattern = re.compile(r"\b\w+_app\(")
+    return [i + 1 for i, cell in enumerate(cells)
+            if cell["cell_type"] == "code" and pattern.search("".join(cell["source"]))]
+
+
+def wait_slide_apps(page, indices: Sequence[int], *, timeout: float = SLIDE_APP_TIMEOUT) -> list[str]:  # noqa: ANN001
+    """Wait until every app cell (``indices``, from :func:`app_cell_indices`) on the current slide shows its app;
+    return what the others show (empty: all there).
+
+    Under load a deck can be "ready" (no "Loading widget..." left) before an app's view is attached: measuring
+    the slide then would miss its app.
+    """
+    args = [CURRENT_SLIDE, list(indices)]
+    try:
+        page.wait_for_function(f"(args) => ({SLIDE_APPS_PENDING_JS})(args).length === 0", arg=args,
+                               timeout=timeout * 1000, polling=100)
+        return []
+    except Exception:  # noqa: BLE001 (playwright TimeoutError): say what they show
+        return page.evaluate(SLIDE_APPS_PENDING_JS, args)
 
 
 def deck_state(page) -> dict:  # noqa: ANN001

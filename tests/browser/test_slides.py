@@ -40,7 +40,7 @@ ZH_KEY = next(f"zh/{p.name}" for p in pb.notebook_paths() if p.name.startswith(Z
 #: The order the servers start in: every English deck, then the Chinese one.
 ORDER = [*DECKS, ZH_KEY]
 #: How many decks' servers start (and run their notebooks) ahead of the deck being walked.
-LOOKAHEAD = 3
+LOOKAHEAD = 1
 #: Seconds Voilà gets to shut its kernels down before its process group is killed (the copies are throwaway).
 STOP_GRACE = 3.0
 #: Deck ZH_DECK's first app after its move in English: (control, new value, figure), for the Chinese deck to differ from.
@@ -129,8 +129,9 @@ def deck_server(request: pytest.FixtureRequest, deck_servers: DeckServers, brows
 
 
 def _walk(page, *, total: int, shots: Path | None, move_apps: bool,  # noqa: ANN001
-          figures: list[str] | None = None) -> tuple[dict[str, pb.SlideReport], list]:
-    """Space through the whole deck from the first slide; measure each slide once its fragments are all shown.
+          figures: list[str] | None = None, app_cells: list[int] | None = None) -> tuple[dict[str, pb.SlideReport], list]:
+    """Space through the whole deck from the first slide; measure each slide once its fragments are all shown
+    (and once the apps of its ``app_cells``, Voilà's cell numbers, are there).
 
     With ``move_apps``, one control of every app is moved; ``figures`` collects each app's figure after it.
     """
@@ -143,9 +144,12 @@ def _walk(page, *, total: int, shots: Path | None, move_apps: bool,  # noqa: ANN
             if key not in reports:
                 reports[key] = pb.SlideReport(len(reports) + 1, state["hash"], "")
             report = reports[key]
+            pending = pb.wait_slide_apps(page, app_cells) if app_cells else []
             m = pb.measure_slide(page)
             report.text = m["text"]
             report.problems = [*m["overflow"], *m["scrolls"]]
+            report.problems += [f"an app's cell shows no app {pb.SLIDE_APP_TIMEOUT:.0f} s after the slide opened: "
+                                f"{t!r}" for t in pending]
             report.smallest_text_px = m.get("smallest") or 0.0
             report.app_shares = [a["share"] for a in m["apps"]]
             if move_apps and m["apps"]:
@@ -234,7 +238,9 @@ def test_deck_fits_every_slide_and_its_apps_respond(deck_server: pb.Server, page
     walks: dict[str, dict[str, pb.SlideReport]] = {}
     try:
         figures: list[str] = []
-        walks["1920x1080"], moves = _walk(page, total=total, shots=None, move_apps=True, figures=figures)
+        app_cells = pb.app_cell_indices(json.loads(notebook.read_text())["cells"])
+        walks["1920x1080"], moves = _walk(page, total=total, shots=None, move_apps=True, figures=figures,
+                                          app_cells=app_cells)
         if deck == ZH_DECK and moves:
             _ENGLISH_MOVE[deck] = (moves[0].control, moves[0].new_value, figures[0])
         page.set_viewport_size(pb.SLIDE_VIEWPORTS[1])  # the same page: reveal.js lays the deck out again

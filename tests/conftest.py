@@ -1,0 +1,46 @@
+"""Settings for every test: Hypothesis draws the same examples on every run (``make test`` is deterministic),
+and how ``make test`` shares the tests between its two workers (see pytest_collection_modifyitems).
+
+The ``ci`` profile (the default) is derandomized and keeps no example database, so a run in a fresh clone
+draws exactly what the previous run drew and writes no ``.hypothesis/`` folder. To search with fresh random
+examples while developing: ``HYPOTHESIS_PROFILE=explore .venv/bin/python -m pytest tests/test_encodings.py``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import settings
+
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+#: Every browser test runs on one xdist worker, one after another and first (``make test``: ``--dist loadfile
+#: --no-loadscope-reorder``): two Chromiums with their servers and kernels at once starved each other on a two-core
+#: machine, and xdist's default order (most tests first) left the longest files, these, for the end.
+BROWSER_DIR = "tests/browser/"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The browser tests first (with ``--no-loadscope-reorder`` xdist hands out files in this order)."""
+    items.sort(key=lambda item: not item.nodeid.startswith(BROWSER_DIR))
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """With ``--dist loadfile``: xdist's file scheduling, except that tests/browser/ counts as one file.
+
+    A file's items stay on one worker (a notebook's cells share one kernel under nbval); the browser files
+    run on one worker one after another, while the other worker takes the rest.
+    """
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class BrowserAsOneFile(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return BROWSER_DIR if nodeid.startswith(BROWSER_DIR) else super()._split_scope(nodeid)
+
+    return BrowserAsOneFile(config, log)
