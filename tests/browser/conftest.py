@@ -7,7 +7,7 @@
 * ``lab_server``: one ``jupyter lab`` for test_jupyterlab.py, on 127.0.0.1, a free port, a
   random token, config/settings/runtime folders of its own (no news pop-up, no build nag, no update check); stopped when the
   module is done, whatever happens, its kernels shut down first.
-* ``voila_server``: ``make present NB=03`` as a teacher runs it (copy of notebooks/, free port,
+* ``voila_server``: ``make present`` as a teacher runs it, on a one-cell notebook (free port,
   random token), for test_voila.py.
 * ``browser``: one headless Chromium (fresh profile) for the session; ``lab_page``: one
   JupyterLab tab for all notebooks; ``page``: a new tab per test, closed afterwards.
@@ -165,19 +165,29 @@ def page(browser: object) -> Iterator[object]:
         tab.close()
 
 
+#: The one-cell notebook test_voila.py presents: the launcher's own checks (token, Host, printed URL) do not depend
+#: on the deck, and a real one would run its whole notebook a fifth time (every deck runs in test_slides.py).
+SERVER_CHECK_NOTEBOOK = "01_server_check.ipynb"
+
+
 @pytest.fixture(scope="module")
-def voila_server(chromium: str, browser_home: Path, notebook_copies: Path) -> Iterator[pb.Server]:
-    """``make present NB=03`` (on a copy of notebooks/, a free port, a random token); stopped at the end."""
-    notebook = pb.present_notebook(notebook_copies)
-    if notebook is None:
-        pytest.skip("no notebook imports pe_helpers.apps yet: nothing to present")
+def voila_server(chromium: str, browser_home: Path) -> Iterator[pb.Server]:
+    """``make present NB=01 NB_DIR=...`` on a one-cell notebook (a free port, a random token); stopped at the end."""
+    import nbformat
+
     if shutil.which("make") is None:
         _missing_make()
+    folder = browser_home / "voila-notebooks"
+    folder.mkdir(exist_ok=True)
+    notebook = folder / SERVER_CHECK_NOTEBOOK
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# The launcher's own checks")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, notebook)
     env = pb.isolated_jupyter_env(browser_home / "voila-home")
     port, token = pb.free_port(), secrets.token_hex(24)
     server = pb.start_server(
         f"make present NB={notebook.name[:2]}", pb.present_command(notebook, port, token), port=port, token=token,
-        env=env, cwd=pb.REPO, log_path=browser_home / "voila.log", ready_path="/", root=notebook_copies,
+        env=env, cwd=pb.REPO, log_path=browser_home / "voila.log", ready_path="/", root=folder,
         ready_with_token=False, ready_status=(302, 403),
     )
     server.extra["notebook"] = notebook

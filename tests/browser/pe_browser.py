@@ -751,21 +751,6 @@ TIMINGS: list[tuple[str, float]] = []
 
 # --------------------------------------------------------------------------- Voilà (make present)
 
-#: The notebook the Voilà test presents (``make present NB=03``); falls back to the first app notebook.
-PRESENT_NB = os.environ.get("PE_PRESENT_NB", "03")
-
-
-def present_notebook(root: Path, number: str = PRESENT_NB) -> Path | None:
-    """``root/<number>_*.ipynb`` if it exists and imports an app, else the first notebook that does."""
-    def has_app(path: Path) -> bool:
-        return imports_apps(json.loads(path.read_text()))
-
-    preferred = sorted(root.glob(f"{number}_*.ipynb"))
-    if preferred and has_app(preferred[0]):
-        return preferred[0]
-    return next((p for p in sorted(root.glob("*.ipynb")) if has_app(p)), None)
-
-
 def present_command(notebook: Path, port: int, token: str) -> list[str]:
     """``make present NB=..`` exactly as a teacher types it, on a given port/token and notebook folder.
 
@@ -1010,16 +995,6 @@ def go_to_first_slide(page) -> None:  # noqa: ANN001
     page.keyboard.press("Home")
     page.wait_for_function("() => location.hash === '' || /^#\\/?(0)?$/.test(location.hash) || location.hash === '#/'",
                            timeout=5_000, polling=50)
-
-
-def go_to_first_app(page, *, max_steps: int = 200) -> None:  # noqa: ANN001
-    """Press Space until the slide on screen holds a slider app (``.pe-app``)."""
-    for _ in range(max_steps):
-        if page.locator(".reveal .slides section.present .pe-app").count():
-            return
-        if not next_slide(page):
-            break
-    raise AssertionError("Space reached the end of the deck without a slide that shows an app")
 
 
 def http_status_with_host(url: str, host: str) -> int:
