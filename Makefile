@@ -61,8 +61,11 @@ present: $(STAMP)
 	@exec $(BIN)/python -m pe_helpers.present $(if $(strip $(NB)),'$(NB)') --nb-dir '$(NB_DIR)' \
 		--port '$(PRESENT_PORT)' $(if $(PRESENT_TOKEN),--token '$(PRESENT_TOKEN)')
 
+# Two workers; tests/browser/ runs on one of them, first (tests/conftest.py). One thread per torch process: two
+# workers and their kernels each starting a pool of two threads on two cores only made them wait for each other.
 test: $(STAMP)
-	MPLBACKEND=Agg $(BIN)/python -m pytest tests notebooks $(NBVAL) -q -n 2 --dist loadfile --no-loadscope-reorder
+	MPLBACKEND=Agg OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest tests notebooks $(NBVAL) -q -n 2 \
+		--dist loadfile --no-loadscope-reorder
 
 # Only the slide decks in Chromium (every deck, every slide, both screen sizes; also part of `make test`):
 # the quick check after changing a notebook's slide metadata.

@@ -1,5 +1,6 @@
 """Settings for every test: Hypothesis draws the same examples on every run (``make test`` is deterministic),
-and how ``make test`` shares the tests between its two workers (see pytest_collection_modifyitems).
+every test starts from seed 0 (random, torch), and how ``make test`` shares the tests between its two workers
+(see pytest_xdist_make_scheduler).
 
 The ``ci`` profile (the default) is derandomized and keeps no example database, so a run in a fresh clone
 draws exactly what the previous run drew and writes no ``.hypothesis/`` folder. To search with fresh random
@@ -16,6 +17,17 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(autouse=True)
+def _seeded() -> None:
+    """Every test starts from the same random state (a test that draws ``torch.randn`` draws the same numbers)."""
+    import random
+
+    import torch
+
+    random.seed(0)
+    torch.manual_seed(0)
 
 
 #: Every browser test runs on one xdist worker, one after another and first (``make test``: ``--dist loadfile

@@ -324,9 +324,13 @@ def test_training_learns_and_leaves_global_rng_and_threads_alone(task: str) -> N
     expected = torch.rand(3)
     torch.manual_seed(123)
     threads = torch.get_num_threads()
-    trained = lab.train("rope", task=task, train_len=3, steps=150, warmup=10, d_model=16, n_heads=2)
+    torch.set_num_threads(2)  # not 1 (make test runs with OMP_NUM_THREADS=1): training runs on one thread inside
+    try:
+        trained = lab.train("rope", task=task, train_len=3, steps=150, warmup=10, d_model=16, n_heads=2)
+        assert torch.get_num_threads() == 2, "training did not put back the caller's thread count"
+    finally:
+        torch.set_num_threads(threads)
     torch.testing.assert_close(torch.rand(3), expected)  # the caller's RNG stream is untouched
-    assert torch.get_num_threads() == threads
     assert len(trained.losses) == 150 and trained.seconds > 0 and trained.task == task
     assert all(math.isfinite(v) for v in trained.losses)
     assert sum(trained.losses[-20:]) / 20 < 0.5 * sum(trained.losses[:20]) / 20, "the loss should fall"
