@@ -947,11 +947,17 @@ SLIDE_APPS_PENDING_JS = """([scope, indices]) => {
 SLIDE_APP_TIMEOUT = 30.0  # s
 
 
+#: A code cell that calls an app factory (``frequency_heatmap_app(``, ``extrapolation_app(``).
+APP_CALL = re.compile(r"\b\w+_app\(")
+
+
+def calls_app(cell: dict) -> bool:
+    return cell["cell_type"] == "code" and bool(APP_CALL.search("".join(cell["source"])))
+
+
 def app_cell_indices(cells: Sequence[dict]) -> list[int]:
-    """Voilà's ``cell-index`` (1-based) of every code cell that calls an app factory (``..._app(``)."""
-    pattern = re.compile(r"\b\w+_app\(")
-    return [i + 1 for i, cell in enumerate(cells)
-            if cell["cell_type"] == "code" and pattern.search("".join(cell["source"]))]
+    """Voilà's ``cell-index`` (1-based) of every code cell that calls an app factory (:data:`APP_CALL`)."""
+    return [i + 1 for i, cell in enumerate(cells) if calls_app(cell)]
 
 
 def wait_slide_apps(page, indices: Sequence[int], *, timeout: float = SLIDE_APP_TIMEOUT) -> list[str]:  # noqa: ANN001
@@ -972,17 +978,6 @@ def wait_slide_apps(page, indices: Sequence[int], *, timeout: float = SLIDE_APP_
 
 def deck_state(page) -> dict:  # noqa: ANN001
     return page.evaluate(DECK_STATE_JS)
-
-
-def next_slide(page, *, timeout: float = 5.0) -> bool:  # noqa: ANN001
-    """Press Space (reveal.js: next fragment, then next slide, vertical ones included); False at the end."""
-    before = page.evaluate("() => location.hash")
-    page.keyboard.press("Space")
-    try:
-        page.wait_for_function("(old) => location.hash !== old", arg=before, timeout=timeout * 1000, polling=50)
-    except Exception:  # noqa: BLE001 (playwright TimeoutError): nothing moved, this was the last step
-        return False
-    return True
 
 
 def measure_slide(page) -> dict:  # noqa: ANN001
@@ -1266,7 +1261,7 @@ STATE_AFTER_JS = "(old) => location.hash !== old && (" + DECK_STATE_JS + ")()"
 def press_space(page, old_hash: str, *, timeout: float = 5.0) -> dict | None:  # noqa: ANN001
     """Press Space and return the deck's new state (:func:`deck_state`), or None if nothing moved (the end).
 
-    The same as :func:`next_slide` followed by :func:`deck_state`, in one wait (polled every animation frame).
+    One wait for the hash to move and the new state (polled every animation frame).
     """
     page.keyboard.press("Space")
     try:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import secrets
 import shutil
 import time
@@ -207,9 +206,7 @@ def _apps_on_slides(cells: list[dict]) -> int:
     """How many code cells on the deck's slides (not skipped) call an app factory (``..._app(``)."""
     from pe_helpers.present import slide_numbers
 
-    pattern = re.compile(r"\b\w+_app\(")
-    return sum(1 for cell, number in zip(cells, slide_numbers(cells))
-               if number is not None and cell["cell_type"] == "code" and pattern.search("".join(cell["source"])))
+    return sum(1 for cell, number in zip(cells, slide_numbers(cells)) if number is not None and pb.calls_app(cell))
 
 
 def _watch_offsite(page) -> list[str]:  # noqa: ANN001
