@@ -63,8 +63,10 @@ present: $(STAMP)
 
 # Two workers; tests/browser/ runs on one of them, first (tests/conftest.py). One thread per torch process: two
 # workers and their kernels each starting a pool of two threads on two cores only made them wait for each other.
+# Bytecode is cached even where PYTHONDONTWRITEBYTECODE is set (CI sets it): each worker, kernel and server would
+# otherwise compile pe_helpers and pytest would rewrite every test module again (about 4 s per worker here).
 test: $(STAMP)
-	MPLBACKEND=Agg OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest tests notebooks $(NBVAL) -q -n 2 \
+	PYTHONDONTWRITEBYTECODE= MPLBACKEND=Agg OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest tests notebooks $(NBVAL) -q -n 2 \
 		--dist loadfile --no-loadscope-reorder
 
 # Only the slide decks in Chromium (every deck, every slide, both screen sizes; also part of `make test`):

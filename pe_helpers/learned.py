@@ -144,6 +144,7 @@ def accuracy_by_position(model: nn.Module, length: int, *, vocab: int = 10, n: i
 
 
 @functools.lru_cache(maxsize=8)
+@torch.enable_grad()  # grad mode may be off in the caller (notebook 01 turns it off): training needs it
 def _train(
     max_len: int, dim: int, vocab: int, steps: int, lr: float, seed: int, use_positions: bool
 ) -> OrderTaskResult:

@@ -708,3 +708,19 @@ def test_extrapolation_verdict_rejects_non_numbers(args, words) -> None:
     with pytest.raises((TypeError, ValueError), match=re.escape(words)):
         extrapolation_verdict(*args)
     assert extrapolation_verdict(0.9, 0.5, 0.1) == "degrades" and extrapolation_verdict(0.9, None, 0.1) == "cannot run"
+
+
+def test_training_works_where_a_notebook_turned_gradients_off() -> None:
+    """Notebook 01 runs ``torch.set_grad_enabled(False)``; a later training in the same kernel must still learn
+    (it raised "element 0 of tensors does not require grad") and leave the caller's grad mode as it was."""
+    from pe_helpers.learned import train_running_max
+
+    cfg = lab.TrainConfig(train_len=3, steps=30, d_model=16, n_heads=2)
+    with torch.no_grad():
+        model = lab.init_model("none", cfg)
+        losses = lab.fit(model, cfg)
+        assert not torch.is_grad_enabled(), "fit must not turn gradients on for its caller"
+        result = train_running_max(max_len=4, dim=8, steps=40, seed=3)
+        assert not torch.is_grad_enabled()
+    assert len(losses) == cfg.steps and losses[-1] < losses[0]
+    assert result.losses[-1] < result.losses[0]

@@ -18,9 +18,11 @@ from __future__ import annotations
 import ast
 import copy
 import inspect
+import os
 import re
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
@@ -388,16 +390,35 @@ def test_make_student_target_runs_the_generator() -> None:
     assert "-m pe_helpers.student --src notebooks --out student" in dry.stdout
 
 
-# --- executing the student edition (one kernel per notebook) --------------------------------------
+# --- executing the student edition (one kernel, reset between notebooks) --------------------------
+
+#: First cell of every trial in the shared kernel: nothing of the previous notebook's namespace is left (a missing
+#: import still fails), and its figures are closed. Module caches (a training run) may be shared: they only save time.
+RESET_CELL = "%reset -f\nimport matplotlib.pyplot as _plt\n_plt.close('all')\ndel _plt"
+
+
+@pytest.fixture(scope="module")
+def student_kernel(student_dir: Path) -> Iterator[object]:
+    """One kernel for the seven student notebooks (a kernel start with torch costs seconds on this machine)."""
+    from jupyter_client.manager import KernelManager
+
+    km = KernelManager(kernel_name="python3")
+    km.start_kernel(cwd=str(student_dir), env={**os.environ, "MPLBACKEND": "Agg"})
+    try:
+        yield km
+    finally:
+        km.shutdown_kernel(now=True)
+
 
 @pytest.mark.parametrize("number", NUMBERS)
 def test_student_notebook_runs_to_the_first_exercise_and_stubs_say_not_implemented(
-        number: str, student_dir: Path, monkeypatch) -> None:
+        number: str, student_dir: Path, student_kernel: object) -> None:
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
     name = _require(number).name
     nb = _read(student_dir / name)
+    nb.cells.insert(0, nbformat.v4.new_code_cell(RESET_CELL))
     solutions = _solution_indices(nb)
     assert solutions, f"{name}: no exercise in the student edition"
     check_of = _check_of(nb)
@@ -409,13 +430,12 @@ def test_student_notebook_runs_to_the_first_exercise_and_stubs_say_not_implement
     for n, i in enumerate(solutions):
         if n == 1:
             run.append(nbformat.v4.new_code_cell("from pe_helpers.checks import *"))
-        assert check_of[i] is not None, f"{name}: solution cell {i + 1} has no check cell"
+        assert check_of[i] is not None, f"{name}: solution cell {i} has no check cell"  # 1-based: cell 0 is the reset
         at[i] = len(run)
         run += [nb.cells[i], nb.cells[check_of[i]]]
     trial = copy.deepcopy(nb)
     trial.cells = copy.deepcopy(run)
-    monkeypatch.setenv("MPLBACKEND", "Agg")
-    client = NotebookClient(trial, timeout=120, kernel_name="python3", allow_errors=False, shutdown_kernel="immediate",
+    client = NotebookClient(trial, km=student_kernel, timeout=120, allow_errors=False,
                             resources={"metadata": {"path": str(student_dir)}})
     try:
         client.execute()
@@ -424,7 +444,7 @@ def test_student_notebook_runs_to_the_first_exercise_and_stubs_say_not_implement
 
     for index, cell in enumerate(trial.cells[:first]):
         if "raises-exception" not in _tags(cell):
-            assert not [o for o in cell.get("outputs", []) if o.output_type == "error"], f"{name}, cell {index + 1} raised"
+            assert not [o for o in cell.get("outputs", []) if o.output_type == "error"], f"{name}, cell {index} raised"
     for i, k in at.items():
         ex = nb.cells[i].metadata["pe_exercise"]
         stub_out, check_cell = trial.cells[k], trial.cells[k + 1]

@@ -277,6 +277,7 @@ def init_model(encoding: str, cfg: TrainConfig) -> CopyTransformer:
                                random_range=cfg.random_range, init_std=cfg.init_std, seed=cfg.seed)
 
 
+@torch.enable_grad()  # grad mode is per thread, and a notebook may have turned it off (01 does)
 def fit(model: CopyTransformer, cfg: TrainConfig, on_step: Callable[[int], None] | None = None, *,
         task: str = "copy", cancel: threading.Event | None = None) -> list[float]:
     """Train ``model`` in place on ``task`` for ``cfg.steps`` steps; return the loss of every step.
@@ -284,7 +285,8 @@ def fit(model: CopyTransformer, cfg: TrainConfig, on_step: Callable[[int], None]
     Uses only seeded generators (no global RNG), so several models can be fitted at once in
     threads with results identical to fitting them one after the other. ``on_step(done)`` is
     called after every step (progress display). If ``cancel`` is set, the next step raises
-    :class:`TrainingCancelled` (the model is left half-trained).
+    :class:`TrainingCancelled` (the model is left half-trained). Trains with gradients on even where the
+    caller turned them off (``torch.set_grad_enabled(False)``).
     """
     task = check_task(task)
     model.train()
