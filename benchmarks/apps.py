@@ -192,6 +192,9 @@ def split_app(name: str, factory: Callable[..., object], repeats: int) -> Split:
         def add_callback(self, fn: Callable[[], None]) -> None:
             self.callbacks.append(fn)
 
+        def call_later(self, delay: float, fn: Callable[[], None]) -> None:  # the sharpening after a preview
+            pass
+
     loop = Loop()
     real = app_base._kernel_loop
     app_base._kernel_loop = lambda: loop

@@ -109,7 +109,7 @@ def test_partial_redraw_paints_what_a_full_redraw_paints(app, encoding: str, len
     app.controls["encoding"].value = encoding
     app.controls["length"].value = length
     canvas = fig.canvas
-    assert fig._background is not None, "the slider move restored the kept background"
+    assert fig._backgrounds, "the slider move restored the kept background"
     canvas.draw()
     partial = np.asarray(canvas.buffer_rgba()).copy()
     buffer = io.BytesIO()

@@ -122,25 +122,41 @@ def test_an_app_stored_output_carries_its_figure_beside_the_widget() -> None:
 
 
 class _Loop:
-    """A stand-in for the kernel's io_loop: callbacks wait until :meth:`run`."""
+    """A stand-in for the kernel's io_loop: callbacks wait until :meth:`run`, timers until :meth:`run_timers`
+    (which moves the clock, ``app_base._clock``, to each timer's time)."""
 
     def __init__(self) -> None:
-        self.callbacks = []
+        self.callbacks, self.timers, self.now = [], [], 1000.0
 
     def add_callback(self, fn) -> None:
         self.callbacks.append(fn)
+
+    def call_later(self, delay: float, fn) -> None:
+        self.timers.append((self.now + delay, fn))
 
     def run(self) -> None:
         callbacks, self.callbacks = self.callbacks, []
         for fn in callbacks:
             fn()
 
+    def run_timers(self) -> None:
+        timers, self.timers = sorted(self.timers, key=lambda t: t[0]), []
+        for when, fn in timers:
+            self.now = max(self.now, when)
+            fn()
 
-def test_values_from_the_browser_are_coalesced_and_python_values_are_synchronous(monkeypatch) -> None:
+
+def _png_width(png: bytes) -> int:
+    return Image.open(io.BytesIO(png)).size[0]
+
+
+def test_values_from_the_browser_are_coalesced_previewed_then_sharpened(monkeypatch) -> None:
     loop = _Loop()
     monkeypatch.setattr(app_base, "_kernel_loop", lambda: loop)
+    monkeypatch.setattr(app_base, "_clock", lambda: loop.now)
     app = phasor_app()
     try:
+        full = _png_width(app.image.value)
         renders = app.renders
         for k in (6, 7, 8, 9, 10):  # a burst of key presses: the front end sets the value five times
             app.controls["k"].set_state({"value": k})
@@ -148,8 +164,24 @@ def test_values_from_the_browser_are_coalesced_and_python_values_are_synchronous
         loop.run()
         assert app.renders == renders + 1, "the burst is drawn once"
         assert "k = 10" in app.caption.value and len(app.artists["path"].get_xdata()) == 11, "with the latest value"
-        app.controls["k"].value = 2  # from Python (a test, a notebook cell): drawn at once, no loop needed
-        assert app.renders == renders + 2 and "k = 2," in app.caption.value and not loop.callbacks
+        assert app.previewing and _png_width(app.image.value) == full * fb.PREVIEW_SCALE // fb.RENDER_SCALE
+        assert len(loop.timers) == 1, "one timer to sharpen it"
+        loop.now += app_base.SHARPEN_AFTER_S / 2  # another press before the timer fires: the timer waits for it
+        app.controls["k"].set_state({"value": 11})
+        loop.run()
+        assert app.renders == renders + 2 and len(loop.timers) == 1
+        loop.run_timers()  # fires at the first press's deadline, sees the later value, looks again later
+        assert app.renders == renders + 2 and app.previewing and len(loop.timers) == 1
+        loop.run_timers()
+        assert app.renders == renders + 3 and not app.previewing and _png_width(app.image.value) == full
+        assert "k = 11" in app.caption.value and not loop.timers
+        app.controls["k"].set_state({"value": 12})
+        loop.run()
+        app.controls["k"].value = 2  # from Python (a test, a notebook cell): drawn at once at full size, no loop
+        assert app.renders == renders + 5 and "k = 2," in app.caption.value and not loop.callbacks
+        assert not app.previewing and _png_width(app.image.value) == full
+        loop.run_timers()  # the pending sharpen has nothing left to do
+        assert app.renders == renders + 5
     finally:
         app.close()
 

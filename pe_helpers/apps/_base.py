@@ -12,6 +12,12 @@ that has ipywidgets, needs no extension beyond ipywidgets (no ipympl), and is te
   next line can read the artists. A value that arrives from the browser while the kernel is
   busy is *coalesced*: the App marks itself pending and draws once, with the latest values,
   from the kernel's event loop (a burst of ten key presses draws once or twice, not ten times).
+  That draw is a *preview* (:data:`~pe_helpers.figures._base.PREVIEW_SCALE`, a quarter of the pixels, so
+  the key press shows its figure in tens of milliseconds); once no value has come for
+  :data:`SHARPEN_AFTER_S`, the same figure is rendered again at full resolution. (ipympl would
+  send only the changed pixels, but needs a front-end extension in every front end; Voilà and
+  GitHub would show nothing. Bokeh/Plotly redraw in the browser, but every figure here would
+  have to be written twice. So: Agg, fewer pixels while moving.)
 * **Visible before running**: an App's stored output carries its current figure as a PNG beside
   the widget view (``_repr_mimebundle_``), so a notebook opened without running shows the figure.
 * **Crisp**: the PNG has :data:`~pe_helpers.figures._base.RENDER_SCALE` × the displayed pixels; the
@@ -26,7 +32,9 @@ from __future__ import annotations
 import base64
 import html
 import math
+import os
 import re
+import time
 from collections.abc import Callable, Mapping, Sequence
 
 import ipywidgets as widgets
@@ -35,7 +43,16 @@ from matplotlib.figure import Figure
 from ..figures._base import FigureHandle, format_number, freeze_layout, render_png
 from ..i18n import _
 
-__all__ = ["App", "Enabled", "BASES", "base_slider", "parse_number"]
+__all__ = ["App", "Enabled", "BASES", "SHARPEN_AFTER_S", "base_slider", "parse_number"]
+
+#: Seconds without a new value from the browser after which a previewed figure is rendered at full resolution.
+#: The preview is already sharp at a device pixel ratio of 1 (most projectors); the full render (100–200 ms on a
+#: slow laptop) waits until the hand has left the key, so it does not delay the next press.
+SHARPEN_AFTER_S = 0.3
+_clock = time.monotonic  # the kernel loop's timers count in this clock's seconds (a test replaces it)
+#: ``PE_APP_PREVIEW=0`` in the kernel's environment: every value from the browser is drawn at full resolution
+#: at once, no preview (what a lecturer may prefer on a fast machine; benchmarks/browser_latency.py's baseline).
+PREVIEW = os.environ.get("PE_APP_PREVIEW", "1").strip() != "0"
 
 #: ``{control: (predicate on the current values, tooltip)}``: the control is disabled while the predicate is false.
 Enabled = Mapping[str, tuple[Callable[[dict], bool], str]]
@@ -63,7 +80,8 @@ class App(widgets.VBox):
         artists: the figure's artists by name (what tests read).
         image: the :class:`ipywidgets.Image` showing the latest PNG of ``figure``.
         caption: an :class:`ipywidgets.HTML` readout with the current values (what ``update`` returned).
-        renders: how many times the figure has been rendered (tests and benchmarks read it).
+        renders: how many times the figure has been rendered, previews included (tests and benchmarks read it).
+        previewing: True while the image shows a preview that is still to be sharpened.
 
     ``figure`` is a :class:`FigureHandle`, or (older builders) a Figure with ``update`` given separately.
     ``extras``: widgets shown with the controls that are not parameters of ``update`` (a typed-value box).
@@ -90,6 +108,8 @@ class App(widgets.VBox):
         self._values = values or (lambda: {name: w.value for name, w in self.controls.items()})
         self._enabled = dict(enabled or {})
         self._pending = False
+        self._loop: object | None = None
+        self._sharpen_at: float | None = None  # when the shown preview is due to be sharpened (loop time)
         self.renders = 0
         self.title = title
         width_px = getattr(self.figure, "display_width", round(self.figure.get_figwidth() * self.figure.dpi))
@@ -116,12 +136,34 @@ class App(widgets.VBox):
             return
         if not self._pending:  # coalesce: later values of this burst are drawn by the same callback
             self._pending = True
+            self._loop = loop
             loop.add_callback(self._flush)
 
     def _flush(self) -> None:
-        if self._pending:
-            self._pending = False
-            self.refresh()
+        if not self._pending:
+            return
+        self._pending = False
+        self._apply()
+        self._render(preview=PREVIEW)
+        if not PREVIEW:
+            return
+        first = self._sharpen_at is None
+        self._sharpen_at = _clock() + SHARPEN_AFTER_S
+        if first:  # one timer at a time; it looks again when it fires if more values came meanwhile
+            self._loop.call_later(SHARPEN_AFTER_S, self._sharpen)
+
+    def _sharpen(self) -> None:
+        if self._sharpen_at is None:  # a value set from Python drew at full resolution meanwhile
+            return
+        left = self._sharpen_at - _clock()
+        if self._pending or left > 0:  # still moving: look again later
+            self._loop.call_later(max(left, 0.02), self._sharpen)
+            return
+        self._render()
+
+    @property
+    def previewing(self) -> bool:
+        return self._sharpen_at is not None
 
     def _apply(self) -> None:
         values = self._values()
@@ -137,9 +179,11 @@ class App(widgets.VBox):
         self._apply()
         self._render()
 
-    def _render(self) -> None:
-        self.image.value = render_png(self.figure)
+    def _render(self, *, preview: bool = False) -> None:
+        self.image.value = render_png(self.figure, preview=preview)
         self.renders += 1
+        if not preview:
+            self._sharpen_at = None
 
     def _repr_mimebundle_(self, **kwargs: object) -> tuple[dict, dict]:
         """The widget view, plus the current figure as a PNG (shown at the figure's display width) and a line of

@@ -43,6 +43,7 @@ __all__ = [
     "DISPLAY_WIDTH_PX",
     "DISPLAY_DPI",
     "RENDER_SCALE",
+    "PREVIEW_SCALE",
     "MIN_FONT_PT",
     "MIN_FONT_CSS_PX",
     "Updater",
@@ -75,6 +76,10 @@ DISPLAY_WIDTH_PX = 1000
 DISPLAY_DPI = 100
 #: Rendered pixels per displayed CSS px (2: crisp on HiDPI screens, projectors and browser zoom).
 RENDER_SCALE = 2
+#: Rendered pixels per CSS px of a *preview* (``render_png(fig, preview=True)``): what an app shows while its
+#: slider moves in the browser, a quarter of the pixels (sharp at a device pixel ratio of 1), drawn and encoded
+#: about three times faster; the app renders at :data:`RENDER_SCALE` again once the slider rests (issue 12).
+PREVIEW_SCALE = 1
 #: The smallest text any figure may carry, in CSS px at :data:`DISPLAY_WIDTH_PX` (issue 12).
 MIN_FONT_CSS_PX = 14.0
 #: The same in points at :data:`DISPLAY_DPI` (14 px = 10.08 pt; 10.5 pt leaves a margin).
@@ -101,8 +106,8 @@ class CachedFigure(Figure):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self._dynamic: list = []
-        self._background: object = None
-        self._background_key: tuple | None = None
+        #: The painted background per pixel size (a preview and a full render each keep theirs).
+        self._backgrounds: dict[tuple, object] = {}
         #: The smallest visible text in points at the last full draw (:func:`min_font_pt`).
         self.smallest_text_pt: float | None = None
 
@@ -119,8 +124,8 @@ class CachedFigure(Figure):
         self.invalidate_background()
 
     def invalidate_background(self) -> None:
-        """Forget the cached background: the next render paints everything once more."""
-        self._background = None
+        """Forget the cached backgrounds: the next render (at any size) paints everything once more."""
+        self._backgrounds.clear()
 
     def _full_draw(self, renderer) -> None:  # noqa: ANN001
         legible(self)
@@ -141,12 +146,12 @@ class CachedFigure(Figure):
                     artist.set_animated(True)
             return
         key = (renderer.width, renderer.height, self.get_layout_engine() is None)
-        if self._background is None or self._background_key != key:
+        background = self._backgrounds.get(key)
+        if background is None:
             self._full_draw(renderer)  # animated (dynamic) artists are skipped here
-            self._background = canvas.copy_from_bbox(self.bbox)
-            self._background_key = key
+            self._backgrounds[key] = canvas.copy_from_bbox(self.bbox)
         else:
-            canvas.restore_region(self._background)
+            canvas.restore_region(background)
         for artist in self._dynamic:
             if artist.get_visible():
                 artist.draw(renderer)
@@ -318,23 +323,32 @@ def settle_layout(fig: Figure) -> None:
 PNG_MIN_FONT_KEY = "pe:min-font-pt"
 
 
-def render_png(fig: Figure) -> bytes:
+def render_png(fig: Figure, *, preview: bool = False) -> bytes:
     """Draw ``fig`` with Agg and encode it as PNG (fast compression: this runs on every slider move).
 
     ``compress_level=1`` (zlib's fastest): at 2× size the default level 6 costs several times more for
     files about a fifth smaller (benchmarks/apps.py); line art stays lossless (no JPEG).
     The PNG records the figure's dpi (``pHYs``) and its smallest text in points (:data:`PNG_MIN_FONT_KEY`),
     so what a page displays can be checked for legibility (tests/browser) without the figure object.
+    ``preview=True`` renders at :data:`PREVIEW_SCALE` / :data:`RENDER_SCALE` of the figure's dpi (the same
+    picture and layout, fewer pixels); the figure keeps its dpi afterwards.
     """
     canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
-    canvas.draw()
-    width, height = canvas.get_width_height(physical=True)
-    image = PILImage.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
-    info = PngInfo()
-    smallest = getattr(fig, "smallest_text_pt", None)
-    info.add_text(PNG_MIN_FONT_KEY, f"{smallest if smallest is not None else min_font_pt(fig):.2f}")
-    out = io.BytesIO()
-    image.convert("RGB").save(out, format="PNG", compress_level=1, dpi=(fig.dpi, fig.dpi), pnginfo=info)
+    dpi = fig.dpi
+    if preview:
+        fig.dpi = dpi * PREVIEW_SCALE / RENDER_SCALE
+    try:
+        canvas.draw()
+        width, height = canvas.get_width_height(physical=True)
+        image = PILImage.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+        info = PngInfo()
+        smallest = getattr(fig, "smallest_text_pt", None)
+        info.add_text(PNG_MIN_FONT_KEY, f"{smallest if smallest is not None else min_font_pt(fig):.2f}")
+        out = io.BytesIO()
+        image.convert("RGB").save(out, format="PNG", compress_level=1, dpi=(fig.dpi, fig.dpi), pnginfo=info)
+    finally:
+        if preview:
+            fig.dpi = dpi
     return out.getvalue()
 
 
