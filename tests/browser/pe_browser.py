@@ -641,6 +641,7 @@ def move_app_control(page, app, index: int, shot: Path | None = None) -> AppMove
     for n, (kind, control) in enumerate(candidates):
         last = n == len(candidates) - 1
         label = _control_label(control)
+        wait_sharp(page, image)
         old_src = image.get_attribute("src")
         old_caption = caption.text_content().strip()
         page.evaluate(WATCH_KERNEL_JS)
@@ -1169,11 +1170,27 @@ def press_on_slider(page, control, key: str = "ArrowRight", *, timeout: float = 
     return before, readout.inner_text().strip()
 
 
+#: The app's image is its full-resolution render (RENDER_SCALE px per CSS px), not a preview (PREVIEW_SCALE): a
+#: slider move from the browser shows a preview first and the sharp image about 0.3 s after the last move.
+SHARP_JS = "(img) => img.naturalWidth > 0 && img.naturalWidth >= 1.9 * img.clientWidth"
+
+
+def wait_sharp(page, image, *, timeout: float = 10.0) -> bool:  # noqa: ANN001
+    """Wait (at most ``timeout``) until an app's image is its full-resolution render, so that the next change
+    seen is caused by what comes next, not by the sharpening of an earlier move. False if it never came."""
+    try:
+        page.wait_for_function(SHARP_JS, arg=image.element_handle(), timeout=timeout * 1000, polling=50)
+    except Exception:  # noqa: BLE001 (playwright TimeoutError): the caller says what that means
+        return False
+    return True
+
+
 def type_base(page, app, text: str, *, timeout: float = 10.0) -> dict:  # noqa: ANN001
     """Type ``text`` into an app's "type base" box and press Enter; wait until the image changes or a message
     shows. Returns the slider readout, the message, and whether the image changed."""
     box = app.locator(".widget-text input").first
     image = app.locator("img").first
+    wait_sharp(page, image)
     old_src = image.get_attribute("src")
     box.fill(text)
     box.press("Enter")

@@ -122,6 +122,8 @@ def test_notebook_runs_and_its_apps_respond_in_jupyterlab(name: str, lab_server:
                 moves.append(pb.move_app_control(page, app, i, pb.SCREENSHOTS / f"lab-{stem}-app{i}.png"))
             except AssertionError as err:
                 problems.append(str(err))
+        problems += [f"app #{i}: a keyboard move left a preview that was never sharpened (full resolution)"
+                     for i, app in enumerate(apps) if not pb.wait_sharp(page, app.locator("img").first)]
         if name.startswith("03_") and apps:
             problems += _typed_bases(page, apps[0])
         pb.app_screenshots(page, apps, f"lab-{stem}", pb.SCREENSHOTS)
