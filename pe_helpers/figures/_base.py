@@ -32,7 +32,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
-from ..i18n import font_family
+from ..i18n import _, font_family
 
 __all__ = [
     "single_thread",
@@ -360,7 +360,8 @@ def encode_png(rgba: np.ndarray, *, dpi: float, text: Mapping[str, str] = {}) ->
     compressing the constant alpha).
     """
     if rgba.dtype != np.uint8 or rgba.ndim != 3 or rgba.shape[2] != 4:
-        raise ValueError(f"rgba must be a uint8 array of shape [h, w, 4], got {rgba.dtype} {tuple(rgba.shape)}.")
+        raise ValueError(_("rgba must be a uint8 array of shape [h, w, 4], got {dtype} {shape}.").format(
+            dtype=rgba.dtype, shape=tuple(rgba.shape)))
     height, width = rgba.shape[:2]
     rows = np.empty((height, width * 4 + 1), np.uint8)
     rows[:, 0] = 0  # filter type None
