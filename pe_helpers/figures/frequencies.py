@@ -83,6 +83,7 @@ def build_frequency_heatmap(
                           origin="upper", interpolation="nearest")
     bar = fig.colorbar(image, ax=ax_map, label=_("PE value"), fraction=0.06, pad=0.02, ticks=[-1, 0, 1])
     bar.ax.yaxis.set_minor_locator(NullLocator())
+    bar.ax.yaxis.set_label_position("left")  # beside its own bar: on the right it read as the wavelength axis's label
     _mark_frequency_sides(ax_map)
     for axis in (ax_map.xaxis, ax_map.yaxis):
         axis.set_major_locator(MaxNLocator(5, integer=True))
