@@ -12,8 +12,8 @@ that has ipywidgets, needs no extension beyond ipywidgets (no ipympl), and is te
   next line can read the artists. A value that arrives from the browser while the kernel is
   busy is *coalesced*: the App marks itself pending and draws once, with the latest values,
   from the kernel's event loop (a burst of ten key presses draws once or twice, not ten times).
-  That draw is a *preview* (:data:`~pe_helpers.figures._base.PREVIEW_SCALE`, a quarter of the pixels, so
-  the key press shows its figure in tens of milliseconds); once no value has come for
+  That draw is a *preview* (:data:`~pe_helpers.figures._base.PREVIEW_SCALE`, a quarter of the pixels,
+  somewhat faster to draw and send; benchmarks/browser_latency.py measures it); once no value has come for
   :data:`SHARPEN_AFTER_S`, the same figure is rendered again at full resolution. (ipympl would
   send only the changed pixels, but needs a front-end extension in every front end; Voilà and
   GitHub would show nothing. Bokeh/Plotly redraw in the browser, but every figure here would
@@ -46,8 +46,8 @@ from ..i18n import _
 __all__ = ["App", "Enabled", "BASES", "SHARPEN_AFTER_S", "base_slider", "parse_number"]
 
 #: Seconds without a new value from the browser after which a previewed figure is rendered at full resolution.
-#: The preview is already sharp at a device pixel ratio of 1 (most projectors); the full render (100–200 ms on a
-#: slow laptop) waits until the hand has left the key, so it does not delay the next press.
+#: The preview is already sharp at a device pixel ratio of 1 (most projectors); the full render (50–120 ms on
+#: this 2-core machine) waits until the hand has left the key, so it does not delay the next press.
 SHARPEN_AFTER_S = 0.3
 _clock = time.monotonic  # the kernel loop's timers count in this clock's seconds (a test replaces it)
 #: ``PE_APP_PREVIEW=0`` in the kernel's environment: every value from the browser is drawn at full resolution
