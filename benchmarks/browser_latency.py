@@ -10,10 +10,15 @@ What a person does, measured in the page: focus an app's first enabled slider an
 
 * **press**: one key press, then wait until the app's ``<img>`` has a new ``src`` and ``img.decode()`` has
   resolved (the new figure is ready to paint). Latency = decode time − the ``keydown`` event's timestamp,
-  both on the page's clock (``performance.now()``). Presses alternate ArrowRight / ArrowLeft so every one
-  changes the value; the next press comes 100 ms after the full-resolution image (a person pressing again).
-  Median and p90 over ``--presses``. The first image after a press is a *preview* (fewer pixels,
-  ``PREVIEW_SCALE``); **sharp** = keydown → the full-resolution image that follows once the slider rests.
+  both on the page's clock (``performance.now()``). The presses step one way through the slider's values (a
+  person stepping through them) and turn back at the end of its range, so a press never returns to the image it
+  came from; the next press comes 100 ms after the full-resolution image (a person pressing again). Median and
+  p90 over ``--presses``. The first image after a press is a *preview* (fewer pixels, ``PREVIEW_SCALE``),
+  usually one the App drew ahead while it waited (*prefetch*, :data:`pe_helpers.apps._base.PREFETCH_AFTER_S`);
+  **sharp** = keydown → the full-resolution image that follows once the slider rests.
+* **jump**: PageUp / PageDown (five steps, fewer at the end of the range), alternately, measured like a press: a
+  value nobody drew ahead, so the preview is drawn after the key press (what a click on the track or a typed
+  value costs). Median over ``--jumps``.
 * **burst**: ten presses as fast as the keyboard sends them, in one direction; **shown** = the image of the
   last value decoded (its preview), **sharp** = the last image decoded (no new image for 1 s), both from the
   last press that changed the slider. The last image must show the last value (the caption reads it), else
@@ -104,6 +109,7 @@ class Result:
     burst_steps: int = 0
     burst_images: int = 0
     burst_note: str = ""
+    jumps: list[float] = field(default_factory=list)  #: PageUp / PageDown → the new image decoded (not prefetched)
     headless_ms: float = float("nan")
     parts: dict[str, float] = field(default_factory=dict)
     png_kb: float = float("nan")
@@ -111,6 +117,10 @@ class Result:
     @property
     def median(self) -> float:
         return statistics.median(self.presses) if self.presses else float("nan")
+
+    @property
+    def jump_median(self) -> float:
+        return statistics.median(self.jumps) if self.jumps else float("nan")
 
     @property
     def sharp_median(self) -> float:
@@ -186,7 +196,17 @@ PRESS_JS = """([i, seen, full]) => { const r = window.__peRec, a = r.apps[i];
     return sharp ? [fresh[0].decoded - key, sharp.decoded - key] : false; }"""
 
 
-def measure_app(page, app, index: int, presses: int) -> tuple[str, list[float], list[float], dict]:  # noqa: ANN001
+def _press(page, index: int, key: str, full: int, *, last: bool) -> tuple[float, float]:  # noqa: ANN001
+    """Press ``key`` and wait for the app's first new image and its first full-size one: ms from the keydown."""
+    seen = page.evaluate("(i) => window.__peRec.apps[i].images.length", index)
+    page.keyboard.press(key)
+    first, full_size = page.wait_for_function(PRESS_JS, arg=[index, seen, full], timeout=20_000,
+                                              polling=10).json_value()
+    _quiet(page, index) if last else page.wait_for_timeout(100)  # a person's next press
+    return first, full_size
+
+
+def measure_app(page, app, index: int, presses: int, jumps: int) -> tuple[str, list[float], list[float], list[float], dict]:  # noqa: ANN001, E501
     slider = _enable_a_slider(page, app)
     if slider is None:
         raise RuntimeError(f"app #{index} has no enabled slider")
@@ -196,21 +216,22 @@ def measure_app(page, app, index: int, presses: int) -> tuple[str, list[float], 
     handle.focus()
     _quiet(page, index)
     full = app.locator("img").first.evaluate("(img) => img.naturalWidth")  # the full-resolution width
-    latencies, sharp = [], []
+
+    def where() -> tuple[float, float, float]:
+        return tuple(float(handle.get_attribute(a)) for a in ("aria-valuenow", "aria-valuemin", "aria-valuemax"))
+
+    latencies, sharp, jumped = [], [], []
     key = "ArrowRight"
-    for n in range(presses):
-        if n % 2 == 0:  # there and back: every press changes the value
-            now, high = float(handle.get_attribute("aria-valuenow")), float(handle.get_attribute("aria-valuemax"))
-            key = "ArrowLeft" if now >= high else "ArrowRight"
-        else:
-            key = "ArrowRight" if key == "ArrowLeft" else "ArrowLeft"
-        seen = page.evaluate("(i) => window.__peRec.apps[i].images.length", index)
-        page.keyboard.press(key)
-        first, full_size = page.wait_for_function(PRESS_JS, arg=[index, seen, full], timeout=20_000,
-                                                  polling=10).json_value()
+    for n in range(presses):  # one way, turning back at the end of the range: never back to the last image
+        now, low, high = where()
+        key = "ArrowLeft" if now >= high else "ArrowRight" if now <= low else key
+        first, full_size = _press(page, index, key, full, last=False)
         latencies.append(first)
         sharp.append(full_size)
-        _quiet(page, index) if n == presses - 1 else page.wait_for_timeout(100)  # a person's next press
+    for n in range(jumps):  # five steps at a time, there and back
+        now, low, high = where()
+        key = "PageDown" if now >= high else "PageUp" if now <= low or n % 2 == 0 else "PageDown"
+        jumped.append(_press(page, index, key, full, last=n == jumps - 1)[0])
     # Burst: ten presses one way (the way with more room), as fast as the keyboard sends them.
     now = float(handle.get_attribute("aria-valuenow"))
     low, high = float(handle.get_attribute("aria-valuemin")), float(handle.get_attribute("aria-valuemax"))
@@ -237,7 +258,7 @@ def measure_app(page, app, index: int, presses: int) -> tuple[str, list[float], 
     readout = (slider.locator(".widget-readout").first.inner_text() or "").strip()
     caption = (app.locator(".pe-caption").first.text_content() or "").strip()
     burst["fresh"] = pb.shows_value(caption, readout)
-    return label, latencies, sharp, burst
+    return label, latencies, sharp, jumped, burst
 
 
 def open_voila_notebook(page, server: pb.Server, name: str) -> None:  # noqa: ANN001
@@ -304,8 +325,8 @@ def headless(result: Result, factory_name: str, control_label: str, repeats: int
 # --------------------------------------------------------------------------- report
 
 def print_table(results: list[Result], baseline: dict[tuple[str, str], Result]) -> None:
-    header = ("notebook", "app", "slider", "press median ms", "p90", "sharp median", "burst shown ms", "burst sharp",
-              "burst steps/images", "baseline: press median", "baseline: burst", "headless full/preview ms",
+    header = ("notebook", "app", "slider", "press median ms", "p90", "sharp median", "jump median", "burst shown ms",
+              "burst sharp", "burst steps/images", "baseline: press median", "baseline: jump", "baseline: burst", "headless full/preview ms",
               "update/draw/encode ms (full)", "PNG kB")
     lines = []
     for r in results:
@@ -313,8 +334,9 @@ def print_table(results: list[Result], baseline: dict[tuple[str, str], Result]) 
         note = f" ({r.burst_note})" if r.burst_note else ""
         parts = "/".join(f"{r.parts.get(k, float('nan')):.0f}" for k in ("update", "draw", "encode"))
         lines.append((r.notebook, r.app, r.control, f"{r.median:.0f}", f"{r.p90:.0f}", f"{r.sharp_median:.0f}",
-                      f"{r.burst_ms:.0f}{note}", f"{r.burst_sharp_ms:.0f}", f"{r.burst_steps}/{r.burst_images}",
-                      f"{b.median:.0f}" if b else "–", f"{b.burst_ms:.0f}" if b else "–",
+                      f"{r.jump_median:.0f}", f"{r.burst_ms:.0f}{note}", f"{r.burst_sharp_ms:.0f}",
+                      f"{r.burst_steps}/{r.burst_images}", f"{b.median:.0f}" if b else "–",
+                      f"{b.jump_median:.0f}" if b else "–", f"{b.burst_ms:.0f}" if b else "–",
                       f"{r.headless_ms:.0f}/{r.preview_ms:.0f}", parts, f"{r.png_kb:.0f}"))
     bench.print_rows(header, lines, left=3)
     worst = max(results, key=lambda r: r.median)
@@ -326,9 +348,11 @@ def print_table(results: list[Result], baseline: dict[tuple[str, str], Result]) 
     print(f"full resolution (sharp) after a press: worst median {max(r.sharp_median for r in results):.0f} ms; after a "
           f"burst: worst {max(r.burst_sharp_ms for r in results):.0f} ms (the preview is sharpened "
           f"{SHARPEN_AFTER_S * 1e3:.0f} ms after the last value)")
+    print(f"jump (PageUp/PageDown, a value not drawn ahead): worst median {max(r.jump_median for r in results):.0f} ms")
 
 
-def measure_front_end(notebooks: list[Path], chromium: str, presses: int, *, preview: bool) -> list[Result]:
+def measure_front_end(notebooks: list[Path], chromium: str, presses: int, jumps: int, *,
+                      preview: bool) -> list[Result]:
     """Every app of ``notebooks`` in one Voilà server; ``preview=False`` sets ``PE_APP_PREVIEW=0`` in its kernels
     (every move drawn at full resolution: the baseline)."""
     from playwright.sync_api import sync_playwright
@@ -359,14 +383,15 @@ def measure_front_end(notebooks: list[Path], chromium: str, presses: int, *, pre
                         apps = list(pb.iter_apps(page))
                         for i, app in enumerate(apps):
                             name = factories[i] if i < len(factories) else f"app{i}"
-                            label, latencies, sharp, burst = measure_app(page, app, i, presses)
+                            label, latencies, sharp, jumped, burst = measure_app(page, app, i, presses, jumps)
                             r = Result(nb.name[:2], name, label, latencies, sharp)
+                            r.jumps = jumped
                             r.burst_steps, r.burst_images = burst["steps"], burst["images"]
                             r.burst_ms = burst["settled"] if burst["settled"] is not None else float("nan")
                             r.burst_sharp_ms = burst["sharp"] if burst["sharp"] is not None else float("nan")
                             r.burst_note = "" if burst["fresh"] else "stale"
                             results.append(r)
-                            print(f"  {name}: press median {r.median:.0f} ms (sharp {r.sharp_median:.0f}), burst "
+                            print(f"  {name}: press median {r.median:.0f} ms (sharp {r.sharp_median:.0f}), jump {r.jump_median:.0f}, burst "
                                   f"{r.burst_ms:.0f} ms (sharp {r.burst_sharp_ms:.0f})", file=sys.stderr, flush=True)
                         page.goto("about:blank")  # Voilà shuts the kernel down when its page goes
                 finally:
@@ -380,6 +405,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="*", default=[], help="notebook numbers (default: 00 to 06)")
     parser.add_argument("--presses", type=int, default=12, help="single presses per app (default 12, at least 10)")
+    parser.add_argument("--jumps", type=int, default=6, help="PageUp/PageDown presses per app (default 6)")
     parser.add_argument("--no-baseline", action="store_true", help="skip the baseline (PE_APP_PREVIEW=0) pass")
     parser.add_argument("--strict", action="store_true", help="exit 1 if a goal is missed")
     args = parser.parse_args(argv)
@@ -392,17 +418,17 @@ def main(argv: list[str] | None = None) -> int:
     print("benchmarks/browser_latency.py: key press → new image decoded, in Chromium, every app of notebooks 00–06")
     print(f"date {time.strftime('%Y-%m-%d %H:%M:%S %Z')}; {platform.node()}; {load()} at the start")
     print(f"front end: Voilà (lab template); {chromium_version(chromium)}; viewport "
-          f"{pb.VIEWPORT['width']}×{pb.VIEWPORT['height']}; {args.presses} single presses + a burst of {BURST} per app\n",
+          f"{pb.VIEWPORT['width']}×{pb.VIEWPORT['height']}; {args.presses} single presses, {args.jumps} jumps + a burst of {BURST} per app\n",
           flush=True)
     baseline = {} if args.no_baseline else {
-        (r.notebook, r.app): r for r in measure_front_end(notebooks, chromium, args.presses, preview=False)}
-    results = measure_front_end(notebooks, chromium, args.presses, preview=True)
+        (r.notebook, r.app): r for r in measure_front_end(notebooks, chromium, args.presses, args.jumps, preview=False)}
+    results = measure_front_end(notebooks, chromium, args.presses, args.jumps, preview=True)
     print("headless renders ...", file=sys.stderr, flush=True)
     for r in results:
         headless(r, r.app, r.control, args.presses)
     print_table(results, baseline)
-    print(f"\nmachine: {load()} at the end. press/burst: a preview (PREVIEW_SCALE) while the slider moves, sharpened "
-          "later; baseline: the same apps with PE_APP_PREVIEW=0 (every move at full resolution, the previous "
+    print(f"\nmachine: {load()} at the end. press/burst: a preview (PREVIEW_SCALE) while the slider moves, drawn "
+          "ahead for the values one step away (prefetch) and sharpened later; baseline: the same apps with PE_APP_PREVIEW=0 (every move at full resolution, the previous "
           "behaviour), measured in the same run; headless = set value → PNG in this process, full size "
           "(benchmarks/apps.py's time_move) / preview.")
     missed = any(r.median > GOAL_MEDIAN_MS or not r.burst_ms <= GOAL_BURST_MS for r in results)

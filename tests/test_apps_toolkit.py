@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import io
 
+import ipywidgets as widgets
 import numpy as np
 import pytest
 import torch
@@ -145,12 +146,22 @@ class _Loop:
             self.now = max(self.now, when)
             fn()
 
+    def run_until(self, t: float) -> None:
+        """Fire, in time order, every timer due by ``t`` (timers they set included), then move the clock to ``t``."""
+        while due := sorted((x for x in self.timers if x[0] <= t), key=lambda x: x[0]):
+            when, fn = due[0]
+            self.timers.remove(due[0])
+            self.now = max(self.now, when)
+            fn()
+        self.now = max(self.now, t)
+
 
 def _png_width(png: bytes) -> int:
     return Image.open(io.BytesIO(png)).size[0]
 
 
 def test_values_from_the_browser_are_coalesced_previewed_then_sharpened(monkeypatch) -> None:
+    monkeypatch.setattr(app_base, "PREFETCH", False)  # the next test covers it
     loop = _Loop()
     monkeypatch.setattr(app_base, "_kernel_loop", lambda: loop)
     monkeypatch.setattr(app_base, "_clock", lambda: loop.now)
@@ -184,6 +195,67 @@ def test_values_from_the_browser_are_coalesced_previewed_then_sharpened(monkeypa
         assert app.renders == renders + 5
     finally:
         app.close()
+
+
+def _pixels(png: bytes) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGBA"))
+
+
+def test_the_values_one_key_press_away_are_prefetched_and_shown_without_drawing(monkeypatch) -> None:
+    loop = _Loop()
+    monkeypatch.setattr(app_base, "_kernel_loop", lambda: loop)
+    monkeypatch.setattr(app_base, "_clock", lambda: loop.now)
+    monkeypatch.setattr(app_base, "PREFETCH", True)
+    app = phasor_app(k=5)
+    k = app.controls["k"]
+    try:
+        k.set_state({"value": 6})
+        loop.run()
+        renders = app.renders
+        assert app.prefetches == 0, "nothing drawn ahead before the kernel is idle"
+        loop.run_until(loop.now + app_base.PREFETCH_AFTER_S + 0.1)  # both neighbours, before the sharpen is due
+        assert app.prefetches == 2 and app.renders == renders and app.previewing
+        assert "k = 6," in app.caption.value and len(app.artists["path"].get_xdata()) == 7, \
+            "after drawing ahead the figure shows the current values again"
+        k.set_state({"value": 7})  # the next key press: shown without drawing
+        loop.run()
+        assert app.renders == renders and app.prefetch_hits == 1 and "k = 7," in app.caption.value
+        shown = app.image.value
+        loop.run_until(loop.now + app_base.PREFETCH_AFTER_S + 0.1)
+        assert len(app.artists["path"].get_xdata()) == 8, "the artists caught up with the shown value"
+        np.testing.assert_array_equal(_pixels(shown), _pixels(fb.render_png(app.figure, preview=True)),
+                                      err_msg="the prefetched preview is the figure of that value")
+        k.set_state({"value": 6})  # back again: the other direction was drawn ahead too
+        loop.run()
+        assert app.prefetch_hits == 2 and "k = 6," in app.caption.value
+        k.set_state({"value": 5})
+        k.set_state({"value": 4})  # a burst: 4 was not drawn ahead, so it is drawn now (once, the burst's last)
+        loop.run()
+        prefetches = app.prefetches
+        loop.run_until(loop.now + app_base.PREFETCH_AFTER_S / 2)
+        assert app.renders == renders + 1 and "k = 4," in app.caption.value and app.prefetches == prefetches
+        k.set_state({"value": 12})  # a jump (PageUp, a click on the track): drawn as before
+        loop.run()
+        assert app.renders == renders + 2 and app.prefetch_hits == 2 and "k = 12," in app.caption.value
+        loop.run_until(loop.now + 0.2)
+        k.value = 13  # from Python: drawn at once, and what was drawn ahead is forgotten
+        assert app.renders == renders + 3 and not app._prefetched
+        loop.run_until(loop.now + 1.0)
+        assert not app.previewing and len(app.artists["path"].get_xdata()) == 14
+        assert _png_width(app.image.value) == _png_width(fb.render_png(app.figure))
+    finally:
+        app.close()
+
+
+@pytest.mark.parametrize("control, way, expected", [
+    (widgets.IntSlider(value=3, min=0, max=10), 1, [4, 2]),
+    (widgets.IntSlider(value=10, min=0, max=10), 1, [9]),
+    (widgets.FloatSlider(value=1.0, min=0.0, max=3.0, step=0.1), -1, [0.9, 1.1]),
+    (widgets.SelectionSlider(options=[("a", 1.0), ("b", 2.0), ("c", 3.0)], value=1.0), 1, [2.0]),
+])
+def test_steps_are_one_key_press_each_way(control, way: int, expected: list) -> None:
+    assert app_base._steps(control, way) == expected
+    assert app_base._key({"x": 1.0 + 0.1}) == app_base._key({"x": 1.1}), "the browser's 1.1 finds Python's 1.0 + 0.1"
 
 
 @pytest.mark.parametrize("text, value", [("10000", 1e4), ("1e4", 1e4), ("10 000", 1e4), ("1 000 000", 1e6),

@@ -14,7 +14,10 @@ that has ipywidgets, needs no extension beyond ipywidgets (no ipympl), and is te
   from the kernel's event loop (a burst of ten key presses draws once or twice, not ten times).
   That draw is a *preview* (:data:`~pe_helpers.figures._base.PREVIEW_SCALE`, a quarter of the pixels,
   somewhat faster to draw and send; benchmarks/browser_latency.py measures it); once no value has come for
-  :data:`SHARPEN_AFTER_S`, the same figure is rendered again at full resolution. (ipympl would
+  :data:`SHARPEN_AFTER_S`, the same figure is rendered again at full resolution. While the kernel then
+  waits, the App *prefetches* the previews one key press away (the control just moved, one step each way,
+  :data:`PREFETCH_AFTER_S` after the move), so the next arrow-key press shows its figure without drawing; a jump
+  (PageUp, a click on the track, a typed value) draws as before. (ipympl would
   send only the changed pixels, but needs a front-end extension in every front end; Voilà and
   GitHub would show nothing. Bokeh/Plotly redraw in the browser, but every figure here would
   have to be written twice. So: Agg, fewer pixels while moving.)
@@ -43,7 +46,7 @@ from matplotlib.figure import Figure
 from ..figures._base import FigureHandle, format_number, freeze_layout, render_png
 from ..i18n import _
 
-__all__ = ["App", "Enabled", "BASES", "SHARPEN_AFTER_S", "base_slider", "parse_number"]
+__all__ = ["App", "Enabled", "BASES", "SHARPEN_AFTER_S", "PREFETCH_AFTER_S", "base_slider", "parse_number"]
 
 #: Seconds without a new value from the browser after which a previewed figure is rendered at full resolution.
 #: The preview is already sharp at a device pixel ratio of 1 (most projectors); the full render (50–120 ms on
@@ -53,6 +56,14 @@ _clock = time.monotonic  # the kernel loop's timers count in this clock's second
 #: ``PE_APP_PREVIEW=0`` in the kernel's environment: every value from the browser is drawn at full resolution
 #: at once, no preview (what a lecturer may prefer on a fast machine; benchmarks/browser_latency.py's baseline).
 PREVIEW = os.environ.get("PE_APP_PREVIEW", "1").strip() != "0"
+#: Seconds after a value from the browser is shown before the App renders the previews one step away from it.
+#: Not at once: the rest of a burst of key presses (a few ms apart) arrives first and cancels the prefetch, so a
+#: burst is not delayed by drawing values it has already passed. Turned off with the previews (``PE_APP_PREVIEW=0``).
+PREFETCH_AFTER_S = 0.05
+#: Prefetch on (``PE_APP_PREFETCH=0`` in the kernel's environment turns it off alone; it needs the previews).
+PREFETCH = PREVIEW and os.environ.get("PE_APP_PREFETCH", "1").strip() != "0"
+#: Prefetched previews kept (the neighbours of the shown values; each is a preview PNG of about 100–200 kB).
+PREFETCH_KEEP = 4
 
 #: ``{control: (predicate on the current values, tooltip)}``: the control is disabled while the predicate is false.
 Enabled = Mapping[str, tuple[Callable[[dict], bool], str]]
@@ -81,6 +92,8 @@ class App(widgets.VBox):
         image: the :class:`ipywidgets.Image` showing the latest PNG of ``figure``.
         caption: an :class:`ipywidgets.HTML` readout with the current values (what ``update`` returned).
         renders: how many times the figure has been rendered, previews included (tests and benchmarks read it).
+        prefetches: previews rendered ahead for the values one key press away; ``prefetch_hits``: how many of
+            them were shown (the figure's artists follow the shown values once the loop has run the next callback).
         previewing: True while the image shows a preview that is still to be sharpened.
 
     ``figure`` is a :class:`FigureHandle`, or (older builders) a Figure with ``update`` given separately.
@@ -111,6 +124,16 @@ class App(widgets.VBox):
         self._loop: object | None = None
         self._sharpen_at: float | None = None  # when the shown preview is due to be sharpened (loop time)
         self.renders = 0
+        # Prefetch (values from the browser only): the control last moved and which way, the previews rendered
+        # ahead {values key: (png, caption)}, a counter that cancels a prefetch when newer values come, and
+        # whether the figure's artists lag behind the shown image (after a prefetched preview was shown).
+        self._names = {id(w): name for name, w in self.controls.items()}
+        self._moved: tuple[str, int] | None = None
+        self._prefetched: dict[tuple, tuple[bytes, str]] = {}
+        self._generation = 0
+        self._stale = False
+        self.prefetches = 0
+        self.prefetch_hits = 0
         self.title = title
         width_px = getattr(self.figure, "display_width", round(self.figure.get_figwidth() * self.figure.dpi))
         self.image = widgets.Image(format="png", layout=widgets.Layout(width=f"{width_px}px", max_width="100%"))
@@ -134,6 +157,9 @@ class App(widgets.VBox):
         if loop is None:
             self.refresh()
             return
+        name = self._names.get(id(change.get("owner")))
+        way = _direction(change.get("owner"), change.get("old"), change.get("new"))
+        self._moved = (name, way) if name is not None and way else None
         if not self._pending:  # coalesce: later values of this burst are drawn by the same callback
             self._pending = True
             self._loop = loop
@@ -143,10 +169,23 @@ class App(widgets.VBox):
         if not self._pending:
             return
         self._pending = False
-        self._apply()
-        self._render(preview=PREVIEW)
+        values = self._values()
+        shown = self._prefetched.get(_key(values)) if PREFETCH else None
+        if shown is not None:  # drawn ahead while the kernel waited: show it, the artists follow in a callback
+            png, text = shown
+            self._show(values, text)
+            self.image.value = png
+            self._stale = True
+            self.prefetch_hits += 1
+        else:
+            self._apply()
+            self._render(preview=PREVIEW)
         if not PREVIEW:
             return
+        self._generation += 1
+        if PREFETCH and self._moved is not None:
+            generation = self._generation
+            self._loop.call_later(PREFETCH_AFTER_S, lambda: self._prefetch(generation))
         first = self._sharpen_at is None
         self._sharpen_at = _clock() + SHARPEN_AFTER_S
         if first:  # one timer at a time; it looks again when it fires if more values came meanwhile
@@ -159,7 +198,46 @@ class App(widgets.VBox):
         if self._pending or left > 0:  # still moving: look again later
             self._loop.call_later(max(left, 0.02), self._sharpen)
             return
+        if self._stale:
+            self._apply()
         self._render()
+
+    def _neighbours(self) -> list[dict]:
+        """The values one key press away from the shown ones, on the control last moved: its direction first."""
+        if self._moved is None:
+            return []
+        name, way = self._moved
+        control = self.controls[name]
+        values = self._values()
+        return [{**values, name: v} for v in _steps(control, way)] if not control.disabled else []
+
+    def _prefetch(self, generation: int, todo: list[dict] | None = None) -> None:
+        """Render the preview of one neighbour (:meth:`_neighbours`), then schedule the next: one at a time, so
+        that a key press that arrives meanwhile waits for at most one preview. Newer values cancel it."""
+        if generation != self._generation or self._pending or self._loop is None:
+            return
+        if todo is None:
+            todo = self._neighbours()
+            keep = {_key(v) for v in todo}
+            self._prefetched = {k: v for k, v in self._prefetched.items() if k in keep}
+        if not todo:
+            return
+        ahead, *rest = todo
+        key = _key(ahead)
+        if key not in self._prefetched:
+            text = self._update(**ahead)
+            png = render_png(self.figure, preview=True)
+            self._update(**self._values())  # the artists show the current values again
+            self._stale = False
+            self._prefetched[key] = (png, html.escape(text) if text else "")
+            while len(self._prefetched) > PREFETCH_KEEP:
+                self._prefetched.pop(next(iter(self._prefetched)))
+            self.prefetches += 1
+        if rest:
+            self._loop.call_later(0.005, lambda: self._prefetch(generation, rest))
+        elif self._stale:
+            self._update(**self._values())
+            self._stale = False
 
     @property
     def previewing(self) -> bool:
@@ -168,14 +246,22 @@ class App(widgets.VBox):
     def _apply(self) -> None:
         values = self._values()
         text = self._update(**values)
-        self.caption.value = html.escape(text) if text else ""
+        self._stale = False
+        self._show(values, html.escape(text) if text else "")
+
+    def _show(self, values: dict, caption: str) -> None:
+        """The caption (HTML) and which controls are enabled, for ``values``."""
+        self.caption.value = caption
         for name, (matters, tooltip) in self._enabled.items():
             control = self.controls[name]
             control.disabled = not matters(values)
             control.tooltip = tooltip
 
     def refresh(self) -> None:
-        """Apply the current control values to the figure and re-render the image."""
+        """Apply the current control values to the figure and re-render the image (prefetched previews are dropped:
+        whatever called this may have changed what the figure shows)."""
+        self._prefetched.clear()
+        self._generation += 1
         self._apply()
         self._render()
 
@@ -206,6 +292,44 @@ class App(widgets.VBox):
         self.image.close()
         self.caption.close()
         super().close()
+
+
+def _key(values: Mapping[str, object]) -> tuple:
+    """A hashable key for control values; floats to 9 decimals (the browser's 1.1 is Python's 1.0 + 0.1)."""
+    return tuple((name, round(v, 9) if isinstance(v, float) else v) for name, v in sorted(values.items()))
+
+
+def _options(control: widgets.ValueWidget) -> list:
+    return [o[1] if isinstance(o, tuple) else o for o in control.options]
+
+
+def _direction(control: object, old: object, new: object) -> int:
+    """+1 or -1: which way a slider moved (by option index for a selection slider); 0 for anything else."""
+    try:
+        if isinstance(control, widgets.SelectionSlider):
+            options = _options(control)
+            old, new = options.index(old), options.index(new)
+        elif not isinstance(control, (widgets.IntSlider, widgets.FloatSlider)):
+            return 0
+        return (new > old) - (new < old)
+    except (ValueError, TypeError):
+        return 0
+
+
+def _steps(control: widgets.ValueWidget, way: int) -> list:
+    """The values one key press away from ``control.value``: the ``way`` side first, then the other (in range)."""
+    if isinstance(control, widgets.SelectionSlider):
+        options = _options(control)
+        i = options.index(control.value)
+        return [options[j] for j in (i + way, i - way) if 0 <= j < len(options)]
+    step, value = control.step, control.value
+    found = []
+    for d in (way, -way):
+        v = value + d * step
+        v = round(v, 9) if isinstance(control, widgets.FloatSlider) else v
+        if control.min <= v <= control.max:
+            found.append(v)
+    return found
 
 
 # --- shared controls ------------------------------------------------------------------------------
