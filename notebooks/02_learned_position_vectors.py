@@ -176,7 +176,7 @@ trained = learned.train_running_max()                     # with learned positio
 blind = learned.train_running_max(use_positions=False)    # the same model, no positions
 print(f"two trainings: {time.perf_counter() - start:.1f} s elapsed")
 
-# %% slideshow={"slide_type": "skip"}
+# %% slideshow={"slide_type": "skip"} tags=["nbval-ignore-output"]
 by_slot = learned.accuracy_by_position(blind.model, L)
 print(f"accuracy with learned positions: {trained.accuracy:.2f}; without positions: {blind.accuracy:.2f}")
 print("without positions, accuracy at slots 0..4:", [round(a, 2) for a in by_slot[:5].tolist()])
@@ -196,7 +196,7 @@ plot_similarity_heatmaps({"before training (random init)": trained.initial_table
 # *Speaker notes.* Random before, a band after: the order of the rows comes from the task, not from the
 # design.
 
-# %% slideshow={"slide_type": "skip"}
+# %% slideshow={"slide_type": "skip"} tags=["nbval-ignore-output"]
 before, after = learned.row_cosine_similarity(trained.initial_table), learned.row_cosine_similarity(trained.trained_table)
 far = torch.ones(L, L, dtype=torch.bool).triu(8)       # pairs at distance >= 8
 for name, c in (("before", before), ("after", after)):
@@ -269,7 +269,7 @@ plot_similarity_heatmaps({"trained table enlarged to 24 rows": bigger.table.deta
                           "reference: 24 random rows": LearnedPositionalEmbedding(24, d_model, seed=2).table.detach()},
                          trained_rows={"trained table enlarged to 24 rows": L})
 
-# %% slideshow={"slide_type": "skip"}
+# %% slideshow={"slide_type": "skip"} tags=["nbval-ignore-output"]
 big = learned.row_cosine_similarity(bigger.table)
 untrained_vs_trained = big[L:, :L].abs().mean()
 random_level = (2 / (torch.pi * d_model)) ** 0.5
@@ -343,7 +343,7 @@ assert check_position_blind_value(position_blind_value)
 # directions: a random content vector keeps only about $\sqrt{16/32} \approx 0.71$ of its norm.
 # A trained model can choose to do this, in part; nothing in $\tilde X = X + P$ makes it.
 
-# %% slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 P_trained = trained.trained_table.detach().double()            # [L, d_model], trained in section 3
 rank = int(torch.linalg.matrix_rank(P_trained))
 Pi = torch.linalg.pinv(P_trained) @ P_trained                   # projector onto the rows' span
