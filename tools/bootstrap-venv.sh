@@ -121,8 +121,11 @@ if [ ! -f "$STAMP" ] || [ requirements.lock -nt "$STAMP" ] || [ pyproject.toml -
         || ! "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .; then
         die "installing into $VENV failed (see pip's message above); run make again to retry, or make clean first"
     fi
-    # Arrow keys on a focused slider move the slider in Notebook 7 too (pe_helpers/jupyter_settings.py says why).
-    "$VENV/bin/python" -m pe_helpers.jupyter_settings >/dev/null || die "writing $VENV's Jupyter settings failed"
     rm -f "$INSTALLING"
     touch "$STAMP"
+fi
+# Arrow keys on a focused slider move the slider in Notebook 7 too (pe_helpers/jupyter_settings.py says why); also
+# for a .venv installed before this step existed.
+if [ ! -f "$VENV/share/jupyter/lab/settings/overrides.d/pe-notebooks.json" ]; then
+    "$VENV/bin/python" -m pe_helpers.jupyter_settings >/dev/null || die "writing $VENV's Jupyter settings failed"
 fi
