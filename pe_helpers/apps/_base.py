@@ -139,6 +139,8 @@ class App(widgets.VBox):
         self.image = widgets.Image(format="png", layout=widgets.Layout(width=f"{width_px}px", max_width="100%"))
         self.caption = widgets.HTML(layout=widgets.Layout(min_height="1.6em"))
         self.caption.add_class("pe-caption")
+        for control in [*self.controls.values(), *extras]:
+            _show_whole_labels(control)
         header = [widgets.HTML(f"<b>{html.escape(title)}</b>")] if title else []
         box = widgets.HBox([*self.controls.values(), *extras], layout=widgets.Layout(flex_flow="row wrap"))
         super().__init__(children=[*header, box, self.caption, self.image])
@@ -292,6 +294,23 @@ class App(widgets.VBox):
         self.image.close()
         self.caption.close()
         super().close()
+
+
+def _show_whole_labels(widget: widgets.Widget) -> None:
+    """Labels shown whole: ipywidgets cuts a description at about 80 px ("content ×" read "conten…", "type base"
+    "type b…") and a toggle button's text at its fixed width ("before W_Q …"); a description is as wide as its text
+    (toggle buttons keep theirs above the buttons), a button as its label. Boxes (a typed-value box with its message)
+    are looked into."""
+    for child in getattr(widget, "children", ()):
+        _show_whole_labels(child)
+    style = getattr(widget, "style", None)
+    if style is None:
+        return
+    beside = not isinstance(widget, widgets.ToggleButtons)  # toggle buttons keep their label above the buttons
+    if beside and getattr(widget, "description", "") and hasattr(style, "description_width") and not style.description_width:
+        style.description_width = "initial"
+    if hasattr(style, "button_width") and not style.button_width:
+        style.button_width = "auto"
 
 
 def _key(values: Mapping[str, object]) -> tuple:

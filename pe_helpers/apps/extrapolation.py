@@ -223,12 +223,13 @@ def mixing_app(*, weights: str = "random", stage: str = "after W_Q W_Kᵀ", cont
         who = _("random weights") if weights == "random" else _("trained copy model (layer 0, head 0)")
         return result, _("{who}, {where}, content × {scale:g}").format(who=who, where=where, scale=content_scale)
 
-    first, note = terms(weights, stage, content_scale)
-    handle = build_mixing(first, note=note)
+    first, _note = terms(weights, stage, content_scale)
+    handle = build_mixing(first)  # the heading is the equation alone: the caption names the settings
 
     def update(weights: str, stage: str, content_scale: float) -> str:
         result, note = terms(weights, stage, content_scale)
-        return f"{note}: {handle.update(result, note)}"  # the caption names the settings, then the shares
+        handle.update(result)
+        return note  # the settings; the shares are in the panels' titles
 
     controls = {
         "weights": widgets.ToggleButtons(options=[(_mixing_label(w), w) for w in _MIXING_WEIGHTS], value=weights,

@@ -101,10 +101,11 @@ def build_position_row_figure(
             neighbours = [f"{float(sim[i, j]):+.2f}" for j in (i - 1, i + 1) if 0 <= j < rows]
             others = [j for j in range(trained_rows, rows) if j != i]
             untrained = float(sim[i, others].abs().mean()) if others else float("nan")
-        text = _row_title(table, i, i < trained_rows and table == names[0], scale[table], neighbours, trained_rows,
-                          untrained)
-        art["title"].set_text(text)
-        return text.replace("\n", "; ")
+        trained = i < trained_rows and table == names[0]
+        art["title"].set_text(_row_title(table, i, trained, scale[table], neighbours, trained_rows, untrained))
+        # The caption names what is shown; the numbers are in the figure's title (not repeated word for word).
+        return _("{table}: i = {i} ({kind})").format(
+            table=table_label(table), i=i, kind=_("trained row") if trained else _("never-trained row"))
 
     settle_layout(fig)
     update()

@@ -165,10 +165,9 @@ def build_permutation_figure(
             for text, tok in zip(labels, view.tokens):
                 text.set_text(tok)
         title.set_text(_title(order, seed, view.perm.tolist(), positions, view.score_error, view.output_error))
-        return _("order = {which}: {tokens} | {positions} | max|S' - Π S Π^T| = {score:.4f}, "
-                 "max|Attn(ΠX) - Π Attn(X)| = {output:.4f}").format(
-            which=_which(order, seed), tokens=" ".join(view.tokens), positions=_positions(positions),
-            score=view.score_error, output=view.output_error)
+        # The caption names the input; the errors are in the figure's title (not repeated).
+        return _("order = {which}: {tokens} | {positions}").format(
+            which=_which(order, seed), tokens=" ".join(view.tokens), positions=_positions(positions))
 
     settle_layout(fig)
     _blank_ticks(ax_s, ax_p, ax_o)

@@ -662,7 +662,8 @@ def move_app_control(page, app, index: int, shot: Path | None = None) -> AppMove
             if kind == "slider" and not shows_value(new_caption, new_value):
                 raise AssertionError(f"app #{index}: slider {label!r} now reads {new_value!r} but the caption does "
                                      f"not show it: {new_caption!r}")
-            if shot is not None:
+            if shot is not None:  # the figure as it rests: the full-resolution image, not the preview of the move
+                wait_sharp(page, image)
                 shot.parent.mkdir(parents=True, exist_ok=True)
                 app.screenshot(path=str(shot))
             return AppMove(index, label, old_value, new_value, old_caption, new_caption, seconds, shot, tried)

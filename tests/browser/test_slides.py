@@ -9,7 +9,9 @@ included) and, on each slide once its last fragment is shown, assert that nothin
 takes at least 60 % of the slide's width; on a slide with apps move one enabled control of each and
 wait for the new figure (``move_app_control``). Then resize the same page to 1280 x 720 (reveal.js
 lays the deck out again), go back to the first slide with Home, walk again and check the fit, saving
-a screenshot of every slide under build/screenshots/slides/NN/ (JPEG: a fifth of a PNG's time). Throughout: no request leaves
+a screenshot of every slide under build/screenshots/slides/NN/ (JPEG: a fifth of a PNG's time). Every app is
+also saved on its own there at both sizes (``NN-appI-1920x1080.png`` after its move, ``NN-appI-1280x720.jpg``,
+issue 12). Throughout: no request leaves
 127.0.0.1, no code and no checker verdict is shown, every slide was visited.
 
 One Chinese deck (``make present NB=03 LANG=zh``) is opened too: its app moves, its screenshot is
@@ -128,11 +130,14 @@ def deck_server(request: pytest.FixtureRequest, deck_servers: DeckServers, brows
 
 
 def _walk(page, *, total: int, shots: Path | None, move_apps: bool,  # noqa: ANN001
-          figures: list[str] | None = None, app_cells: list[int] | None = None) -> tuple[dict[str, pb.SlideReport], list]:
+          figures: list[str] | None = None, app_cells: list[int] | None = None,
+          size: str = "") -> tuple[dict[str, pb.SlideReport], list]:
     """Space through the whole deck from the first slide; measure each slide once its fragments are all shown
     (and once the apps of its ``app_cells``, Voilà's cell numbers, are there).
 
     With ``move_apps``, one control of every app is moved; ``figures`` collects each app's figure after it.
+    With ``shots``, every app is also saved on its own as ``NN-appI-{size}`` (PNG after a move, else JPEG),
+    and, unless ``move_apps``, every slide as ``NN.jpg``.
     """
     reports: dict[str, pb.SlideReport] = {}
     moves: list = []
@@ -153,12 +158,14 @@ def _walk(page, *, total: int, shots: Path | None, move_apps: bool,  # noqa: ANN
             report.app_shares = [a["share"] for a in m["apps"]]
             if move_apps and m["apps"]:
                 for i, app in enumerate(pb.iter_apps(page, pb.CURRENT_SLIDE)):
-                    shot = shots / f"{report.number:02d}-app{i}.png" if shots else None
+                    shot = shots / f"{report.number:02d}-app{i}-{size}.png" if shots else None
                     moves.append(pb.move_app_control(page, app, i, shot))
                     if figures is not None:
                         figures.append(pb.app_figure_src(app))
                 pb.blur_focus(page)
-            if shots is not None:
+            if shots is not None and not move_apps:
+                for i, app in enumerate(pb.iter_apps(page, pb.CURRENT_SLIDE) if m["apps"] else ()):
+                    app.screenshot(path=str(shots / f"{report.number:02d}-app{i}-{size}.jpg"), type="jpeg", quality=80)
                 pb.save_slide_screenshot(page, shots / f"{report.number:02d}.jpg")
             if state["index"] == total - 1:
                 return reports, moves
@@ -236,13 +243,13 @@ def test_deck_fits_every_slide_and_its_apps_respond(deck_server: pb.Server, page
     try:
         figures: list[str] = []
         app_cells = pb.app_cell_indices(json.loads(notebook.read_text())["cells"])
-        walks["1920x1080"], moves = _walk(page, total=total, shots=None, move_apps=True, figures=figures,
-                                          app_cells=app_cells)
+        walks["1920x1080"], moves = _walk(page, total=total, shots=shots, move_apps=True, figures=figures,
+                                          app_cells=app_cells, size="1920x1080")
         if deck == ZH_DECK and moves:
             _ENGLISH_MOVE[deck] = (moves[0].control, moves[0].new_value, figures[0])
         page.set_viewport_size(pb.SLIDE_VIEWPORTS[1])  # the same page: reveal.js lays the deck out again
         pb.go_to_first_slide(page)
-        walks["1280x720"], _ = _walk(page, total=total, shots=shots, move_apps=False)
+        walks["1280x720"], _ = _walk(page, total=total, shots=shots, move_apps=False, size="1280x720")
     except Exception:
         page.screenshot(path=str(shots / "FAILED.png"))
         raise
