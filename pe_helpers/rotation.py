@@ -114,8 +114,9 @@ def mirrored_dot_products(p: int, ks: Tensor, d: int, base: float = 10000.0) -> 
 
 
 def phasor_label_radii(angle_a: float, angle_b: float, *, near: float = 0.35) -> tuple[float, float]:
-    """Radii for the labels of two points on the unit circle: both outside, unless their angles are within
-    ``near`` rad of each other, then the first goes inside (so "pos" and "pos+k" never overlap)."""
+    """Radii for the labels of two points on the unit circle: both outside (1.22), unless their angles are
+    within ``near`` rad of each other, then the first goes inside (0.7), so "pos" and "pos+k" never overlap.
+    The phasor figure reads only which side each label is on (radius > 1: outside) and places it itself."""
     import math
 
     gap = abs(math.remainder(angle_a - angle_b, 2 * math.pi))

@@ -136,3 +136,30 @@ def test_dot_product_marks_the_first_rise() -> None:
         assert f"rises from k = {k} to {k + 1}" in app.caption.value
     finally:
         app.close()
+
+
+@pytest.mark.parametrize("pair", range(D // 2))
+def test_phasor_labels_clear_each_other_and_both_dots(pair: int) -> None:
+    """Issue 12: "pos" and "pos+k" overlapped at high pair i (the points nearly coincide), and the long
+    "pos+k" ran back over its own dot when it sat on the horizontal axis. Every label's drawn box must
+    miss the other label, both dots and the axes' edge, over a sweep of angles."""
+    from pe_helpers.figures.rotation import build_phasor
+
+    handle = build_phasor()
+    fig = handle.figure
+    for pos in (0, 1, 3, 7, 20, 55, 120):
+        for k in (-9, -1, 1, 5, 33):
+            handle.update(pos=pos, k=k, pair=pair)
+            fig.canvas.draw()
+            renderer = fig.canvas.get_renderer()
+            boxes = {name: handle[f"text_{name}"].get_window_extent(renderer) for name in "ab"}
+            assert not boxes["a"].overlaps(boxes["b"]), f"labels overlap at pos={pos}, k={k}, pair={pair}"
+            axes = handle["dot_a"].axes.get_window_extent(renderer)
+            for name, box in boxes.items():
+                assert axes.x0 <= box.x0 and box.x1 <= axes.x1 and axes.y0 <= box.y0 and box.y1 <= axes.y1, (
+                    f"label {name} leaves the circle's panel at pos={pos}, k={k}, pair={pair}")
+                for dot in "ab":
+                    x, y = handle[f"dot_{dot}"].get_xydata()[0]
+                    px, py = handle["dot_a"].axes.transData.transform((x, y))
+                    assert not box.contains(px, py), (
+                        f"label {name} covers dot {dot} at pos={pos}, k={k}, pair={pair}")

@@ -15,6 +15,7 @@ import math
 import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 from matplotlib.ticker import MaxNLocator
 
 from .._validate import check_base, check_dim, check_int, check_layout, check_real
@@ -44,6 +45,32 @@ def _circle_panel(ax: Axes) -> dict:
     ax.set(xlim=(-1.45, 1.45), ylim=(-1.45, 1.45), xticks=[-1, 0, 1], yticks=[-1, 0, 1], aspect="equal")
     label(ax, _("pair i on the unit circle"), _("cos(pos·ωᵢ), column 2i+1"), _("sin(pos·ωᵢ), column 2i"))
     return art
+
+
+def _place_label(text: Text, x: float, y: float, *, outside: bool, other_up: bool = True) -> bool:
+    """Put a point's label beside the point ``(x, y)`` on the unit circle so that it grows away from it.
+
+    Outside the circle the text is anchored on the side facing the point (left-aligned on the right of the
+    circle, bottom-aligned at its top, …), so a long label ("pos+k") never runs back over its own dot; near
+    the horizontal axis it goes above (or below) the point, where the panel has room, instead of out past
+    the axes' edge. Inside (the two points are close) it sits by the ray at radius 0.55, on the side away
+    from the other label (``other_up``: that label went above its point). Returns whether this label went up.
+    """
+    if not outside:
+        text.set_position((0.55 * x, 0.55 * y + (-0.05 if other_up else 0.05)))
+        text.set_horizontalalignment("center")
+        text.set_verticalalignment("top" if other_up else "bottom")
+        return not other_up
+    if abs(x) > 0.85:  # within ~32° of the horizontal axis: above the point (below it in the lower half)
+        up = y >= 0.0
+        text.set_position((x, y + (0.1 if up else -0.1)))
+        text.set_horizontalalignment("center")
+        text.set_verticalalignment("bottom" if up else "top")
+        return up
+    text.set_position((1.1 * x, 1.1 * y))
+    text.set_horizontalalignment("left" if x > 0.38 else "right" if x < -0.38 else "center")
+    text.set_verticalalignment("bottom" if y > 0.38 else "top" if y < -0.38 else "center")
+    return y >= 0.0
 
 
 def build_phasor(*, pos: int = 3, k: int = 5, pair: int = 1, d: int = 16, base: float = 10000.0) -> FigureHandle:
@@ -80,11 +107,12 @@ def build_phasor(*, pos: int = 3, k: int = 5, pair: int = 1, d: int = 16, base: 
         a, b = phasor(pos, pair, d, base), phasor(pos + k, pair, d, base)
         art["path"].set_data(between[:, 1].numpy(), between[:, 0].numpy())
         radii = phasor_label_radii(pos * omega, (pos + k) * omega)
-        for name, point, text, r in (("a", a, "pos", radii[0]), ("b", b, "pos+k", radii[1])):
+        up = True
+        for name, point, text, r in (("b", b, "pos+k", radii[1]), ("a", a, "pos", radii[0])):  # b first: a may dodge it
             x, y = float(point[1]), float(point[0])
             art[f"ray_{name}"].set_data([0.0, x], [0.0, y])
             art[f"dot_{name}"].set_data([x], [y])
-            art[f"text_{name}"].set_position((r * x, r * y))
+            up = _place_label(art[f"text_{name}"], x, y, outside=r > 1.0, other_up=up)
             art[f"text_{name}"].set_text(text)
         t = torch.linspace(0.0, 1.0, 120, dtype=torch.float64)
         turns = abs(k * omega) / (2 * math.pi)
