@@ -30,6 +30,16 @@ def _seeded() -> None:
     torch.manual_seed(0)
 
 
+@pytest.fixture(params=["notebook", "slide"])
+def text_size(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Figures drawn with a notebook's smallest text, then with a deck's (``make present`` sets ``PE_PRESENT=1``:
+    :data:`pe_helpers.figures._base.SLIDE_FONT_PT`); the figure tests that take it run once for each."""
+    from pe_helpers.figures import _base
+
+    monkeypatch.setattr(_base, "MIN_FONT_PT", _base.NOTEBOOK_FONT_PT if request.param == "notebook" else _base.SLIDE_FONT_PT)
+    return request.param
+
+
 #: Every browser test runs on one xdist worker, one after another and first (``make test``: ``--dist loadfile
 #: --no-loadscope-reorder``): two Chromiums with their servers and kernels at once starved each other on a two-core
 #: machine, and xdist's default order (most tests first) left the longest files, these, for the end.

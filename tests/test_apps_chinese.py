@@ -38,7 +38,7 @@ def zh():
 
 
 @pytest.mark.parametrize("name", MINE)
-def test_every_app_speaks_chinese_without_a_warning(name: str, zh) -> None:
+def test_every_app_speaks_chinese_without_a_warning(name: str, zh, text_size: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a missing glyph, a font not found: all fail here
         app = APPS[name](**factory_kwargs(APPS[name]))
@@ -50,19 +50,21 @@ def test_every_app_speaks_chinese_without_a_warning(name: str, zh) -> None:
             assert all(_chinese(d) or d.isidentifier() for d in described), f"untranslated control: {described}"
             assert _chinese(app.caption.value), app.caption.value
             assert fb.min_font_css_px(app.figure) >= fb.MIN_FONT_CSS_PX
+            assert not fb.misplaced_texts(app.figure, draw=False), "Chinese text whole, on the figure, clear of the rest"
             assert app.figure.display_width >= 0.9 * fb.DISPLAY_WIDTH_PX
         finally:
             app.close()
 
 
 @pytest.mark.parametrize("name", sorted(_static_figures()))
-def test_every_static_figure_speaks_chinese_without_a_warning(name: str, zh) -> None:
+def test_every_static_figure_speaks_chinese_without_a_warning(name: str, zh, text_size: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         fig = _static_figures()[name]()
         texts = _texts(fig)
     assert any(_chinese(t) for t in texts), f"no Chinese label in {name}: {texts[:8]}"
     assert fb.min_font_css_px(fig) >= fb.MIN_FONT_CSS_PX
+    assert not fb.misplaced_texts(fig, draw=False), "Chinese text whole, on the figure, clear of the rest"
     assert fig.display_width >= 0.9 * fb.DISPLAY_WIDTH_PX
 
 

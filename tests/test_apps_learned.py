@@ -65,7 +65,7 @@ def _panels(app):
     by_title = {ax.get_title(): ax for ax in app.figure.axes if ax.get_title()}
     row = next(ax for t, ax in by_title.items() if t.startswith("row p_i"))
     heat = next(ax for t, ax in by_title.items() if t.startswith("cos(p_i, p_j), all"))
-    curve = next(ax for t, ax in by_title.items() if t.startswith("cos(p_i, p_j) for every"))
+    curve = next(ax for t, ax in by_title.items() if t.startswith("cos(p_i, p_j) along"))
     return row, heat, curve
 
 

@@ -38,7 +38,7 @@ def _png_size(png: bytes) -> tuple[int, int]:
 
 
 @pytest.mark.parametrize("name", MINE)
-def test_every_app_is_legible_full_width_and_crisp(name: str) -> None:
+def test_every_app_is_legible_full_width_and_crisp(name: str, text_size: str) -> None:
     app = APPS[name](**factory_kwargs(APPS[name]))
     try:
         width = app.figure.display_width
@@ -46,6 +46,7 @@ def test_every_app_is_legible_full_width_and_crisp(name: str) -> None:
         assert app.image.layout.width == f"{width}px" and app.image.layout.max_width == "100%"
         assert _png_size(app.image.value)[0] == fb.RENDER_SCALE * width, "rendered at twice the displayed size"
         assert fb.min_font_css_px(app.figure) >= fb.MIN_FONT_CSS_PX
+        assert not fb.misplaced_texts(app.figure, draw=False), "every text whole, on the figure, clear of the others"
     finally:
         app.close()
 
@@ -89,9 +90,10 @@ def _static_figures() -> dict:
 
 
 @pytest.mark.parametrize("name", sorted(_static_figures()))
-def test_every_static_figure_is_legible_and_shows_itself_crisp(name: str) -> None:
+def test_every_static_figure_is_legible_and_shows_itself_crisp(name: str, text_size: str) -> None:
     fig = _static_figures()[name]()
     assert fb.min_font_css_px(fig) >= fb.MIN_FONT_CSS_PX
+    assert not fb.misplaced_texts(fig, draw=False), "every text whole, on the figure, clear of the others"
     assert fig.display_width >= 0.9 * fb.DISPLAY_WIDTH_PX
     data, meta = fig._repr_mimebundle_()
     assert _png_size(base64.b64decode(data["image/png"]))[0] == fb.RENDER_SCALE * meta["image/png"]["width"]
@@ -108,6 +110,18 @@ def test_min_font_css_px_follows_the_displayed_width() -> None:
     ax.text(0.1, 0.1, "tiny", fontsize=6)
     fb.render_png(fig)  # a full draw raises every text to the minimum
     assert fb.min_font_css_px(fig, 1000) >= fb.MIN_FONT_CSS_PX
+
+
+def test_misplaced_texts_names_overlaps_and_texts_off_the_figure() -> None:
+    fig, ax = fb.static_figure()
+    ax.set_axis_off()
+    ax.text(0.1, 0.5, "left label", transform=ax.transAxes)
+    assert fb.misplaced_texts(fig) == []
+    ax.text(0.12, 0.5, "on top of it", transform=ax.transAxes)
+    ax.text(1.0, 1.0, "sticks out", transform=fig.transFigure)
+    problems = fb.misplaced_texts(fig)
+    assert len(problems) == 2, problems
+    assert "'left label' and 'on top of it' overlap" in problems[1] and "'sticks out' runs off" in problems[0]
 
 
 def test_an_app_stored_output_carries_its_figure_beside_the_widget() -> None:

@@ -9,9 +9,11 @@ TEACHING.md's slide table names the slides the decks really have.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -118,3 +120,14 @@ def test_teaching_slide_table_names_the_real_slides() -> None:
         assert rows[deck.name[:2]] == expected, (
             f"TEACHING.md's slide row for deck {deck.name[:2]} does not match notebooks/{deck.stem}.py's slides:\n"
             f"  table: {rows[deck.name[:2]]}\n  deck:  {expected}")
+
+
+
+@pytest.mark.parametrize(("env", "points"), [("1", 14.0), ("", 10.5)])
+def test_pe_present_sets_the_decks_text_size(env: str, points: float) -> None:
+    """``make present`` starts its kernels with ``PE_PRESENT=1``: their figures draw text of at least 14 pt (the
+    figure tests run at both sizes through the ``text_size`` fixture; the decks measure it on the screen)."""
+    code = "from pe_helpers.figures import _base; print(_base.MIN_FONT_PT)"
+    result = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PE_PRESENT": env}, capture_output=True,
+                            text=True, timeout=60, check=True)
+    assert float(result.stdout) == points

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import os
 import struct
 import zlib
 from collections.abc import Callable, Iterator, Mapping
@@ -30,6 +31,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.text import Text
 
 from ..i18n import _, font_family
@@ -45,6 +47,10 @@ __all__ = [
     "RENDER_SCALE",
     "PREVIEW_SCALE",
     "MIN_FONT_PT",
+    "MIN_SLIDE_TEXT_PX",
+    "NOTEBOOK_FONT_PT",
+    "SLIDE_FONT_PT",
+    "PRESENT",
     "MIN_FONT_CSS_PX",
     "Updater",
     "FigureHandle",
@@ -57,6 +63,7 @@ __all__ = [
     "legible",
     "min_font_pt",
     "min_font_css_px",
+    "misplaced_texts",
     "PNG_MIN_FONT_KEY",
     "render_png",
     "encode_png",
@@ -84,8 +91,19 @@ RENDER_SCALE = 2
 PREVIEW_SCALE = 1
 #: The smallest text any figure may carry, in CSS px at :data:`DISPLAY_WIDTH_PX` (issue 12).
 MIN_FONT_CSS_PX = 14.0
-#: The same in points at :data:`DISPLAY_DPI` (14 px = 10.08 pt; 10.5 pt leaves a margin).
-MIN_FONT_PT = 10.5
+#: Present mode: ``make present`` (:mod:`pe_helpers.present`) sets ``PE_PRESENT=1`` for its Voilà kernels.
+PRESENT = os.environ.get("PE_PRESENT") == "1"
+#: The smallest text in a notebook, in points at :data:`DISPLAY_DPI` (14 px = 10.08 pt; 10.5 pt leaves a margin).
+NOTEBOOK_FONT_PT = 10.5
+#: The same on a slide. A figure is shown smaller there than in a notebook (the 1280 × 720 slide's height limits it,
+#: then reveal.js scales the slide to the screen): measured in the decks at 1920 × 1080, 10.5 pt came out at
+#: 18.5–22 px for the apps and 13.5 pt at 23.8 px for the mixing app. 14 pt gives every figure at least
+#: :data:`MIN_SLIDE_TEXT_PX` (tests/browser/test_slides.py asserts it).
+SLIDE_FONT_PT = 14.0
+#: The smallest text any figure draws, read at each draw (:func:`legible`): a test may set it to :data:`SLIDE_FONT_PT`.
+MIN_FONT_PT = SLIDE_FONT_PT if PRESENT else NOTEBOOK_FONT_PT
+#: The smallest figure text on a slide shown at 1920 × 1080, in screen px (the guide's 24 px at 1080p).
+MIN_SLIDE_TEXT_PX = 24.0
 #: Default width of every figure, in inches: the whole output width.
 FIGURE_WIDTH_IN = DISPLAY_WIDTH_PX / DISPLAY_DPI
 
@@ -131,6 +149,9 @@ class CachedFigure(Figure):
 
     def _full_draw(self, renderer) -> None:  # noqa: ANN001
         legible(self)
+        engine = self.get_layout_engine()
+        if isinstance(engine, ConstrainedLayoutEngine):  # one pass more than matplotlib's
+            engine.execute(self)  # (one pass alone left slide-sized titles and labels partly off the figure)
         super().draw(renderer)
         self.smallest_text_pt = min_font_pt(self)  # read by render_png (partial redraws keep the sizes)
 
@@ -241,8 +262,10 @@ def static_figure(nrows: int = 1, ncols: int = 1, *, height: float = 3.8, width:
     return fig, fig.subplots(nrows, ncols, **subplot_kw)
 
 
-def legible(fig: Figure, min_pt: float = MIN_FONT_PT) -> None:
-    """Raise every text of ``fig`` (titles, labels, tick labels, legends, annotations) to at least ``min_pt``."""
+def legible(fig: Figure, min_pt: float | None = None) -> None:
+    """Raise every text of ``fig`` (titles, labels, tick labels, legends, annotations) to at least ``min_pt``
+    (default: :data:`MIN_FONT_PT` as it is now)."""
+    min_pt = MIN_FONT_PT if min_pt is None else min_pt
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
             for which, ticks in (("major", axis.get_major_ticks), ("minor", axis.get_minor_ticks)):
@@ -291,13 +314,52 @@ def min_font_css_px(fig: Figure, displayed_width: float | None = None) -> float:
     return min_font_pt(fig) * fig.dpi / 72 * css_per_pixel
 
 
+def _drawn_texts(fig: Figure, *, draw: bool = True) -> list[tuple[Text, object]]:
+    """Every text a draw of ``fig`` paints, with its extent in pixels (tick labels of ticks outside the view,
+    hidden, empty and transparent texts left out). Draws the figure first unless ``draw=False``."""
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    if draw:
+        canvas.draw()
+    renderer = canvas.get_renderer()
+    skipped = set()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            # the ticks a draw paints (matplotlib's own list; get_major_ticks() also holds ticks outside the view)
+            drawn = {id(tick) for tick in axis._update_ticks()} if ax.axison and axis.get_visible() else set()
+            skipped |= {id(label) for tick in axis.get_major_ticks() + axis.get_minor_ticks() if id(tick) not in drawn
+                        for label in (tick.label1, tick.label2)}
+    return [(t, t.get_window_extent(renderer)) for t in fig.findobj(Text)
+            if t.get_visible() and t.get_text().strip() and t.get_alpha() != 0 and id(t) not in skipped]
+
+
+def misplaced_texts(fig: Figure, *, tolerance_px: float = 1.0, draw: bool = True) -> list[str]:
+    """What a reader cannot read whole in ``fig``: texts that run off the figure, and pairs of texts that overlap.
+
+    One line per problem, naming the text(s); ``[]`` when every title, label, tick label, legend entry and
+    annotation is inside the figure and clear of every other (overlaps of at most ``2 × tolerance_px`` px
+    either way are let through: touching boxes are not covered glyphs). Draws the figure first; ``draw=False``
+    reads it as last drawn (right after :func:`min_font_css_px`, which draws it).
+    """
+    texts = _drawn_texts(fig, draw=draw)
+    width, height = fig.bbox.width, fig.bbox.height
+    out = [f"{t.get_text()!r} runs off the figure ({b.x0:.0f}..{b.x1:.0f} × {b.y0:.0f}..{b.y1:.0f} px of "
+           f"{width:.0f} × {height:.0f})" for t, b in texts
+           if b.x0 < -tolerance_px or b.y0 < -tolerance_px or b.x1 > width + tolerance_px or b.y1 > height + tolerance_px]
+    for i, (t, a) in enumerate(texts):
+        for u, b in texts[i + 1:]:
+            across, up = min(a.x1, b.x1) - max(a.x0, b.x0), min(a.y1, b.y1) - max(a.y0, b.y0)
+            if across > 2 * tolerance_px and up > 2 * tolerance_px:
+                out.append(f"{t.get_text()!r} and {u.get_text()!r} overlap ({across:.0f} × {up:.0f} px)")
+    return out
+
+
 def freeze_layout(fig: Figure) -> None:
     """Run the layout engine once, then switch it off so later redraws only paint.
 
     Constrained layout is the slowest part of a redraw; after the first draw the axes
     positions stay where they are, which is what a slider app wants anyway.
     """
-    fig.canvas.draw()
+    fig.canvas.draw()  # two passes of the engine (CachedFigure._full_draw)
     fig.set_layout_engine("none")
 
 

@@ -28,7 +28,8 @@ from matplotlib.figure import Figure
 
 from ..i18n import _
 from ..extrapolation.model import ENCODINGS
-from ._base import (MIN_FONT_PT, OKABE_ITO, SEQUENTIAL, FigureHandle, label, new_figure, one_thread, settle_layout,
+from . import _base
+from ._base import (OKABE_ITO, SEQUENTIAL, FigureHandle, label, new_figure, one_thread, settle_layout,
                     static_figure)
 
 if TYPE_CHECKING:
@@ -126,9 +127,9 @@ def plot_accuracy(ax: Axes, results: "LabResults", *, task: str = "copy", encodi
     ax.set_ylim(0.0, 1.12)
     what = (_("mean of {count} seeds, band = range").format(count=len(results.seeds)) if len(results.seeds) > 1
             else _("one seed"))
-    label(ax, task_title(task), _("size n (input = 2n + 1 positions)"), _("token accuracy ({what})").format(what=what))
+    label(ax, task_title(task), _("size n (input = 2n + 1 positions)"), _("token accuracy\n({what})").format(what=what))
     if legend:
-        ax.legend(loc="lower left", ncols=2, frameon=True, framealpha=0.9, fontsize=MIN_FONT_PT)
+        ax.legend(loc="lower left", ncols=2, frameon=True, framealpha=0.9, fontsize=_base.MIN_FONT_PT)
     return art
 
 
@@ -136,21 +137,31 @@ def _legend_outside(fig: Figure, ax: Axes, where: str, ncols: int) -> object:
     """One legend for ``ax``'s labelled artists, outside the axes (``where``: ``"upper"`` or ``"lower"``), so it
     never covers a curve."""
     handles, labels = ax.get_legend_handles_labels()
-    return fig.legend(handles, labels, loc=f"outside {where} center", ncols=ncols, frameon=False,
-                      fontsize=MIN_FONT_PT, columnspacing=1.2, handlelength=2.4)
+    renderer = fig.canvas.get_renderer()
+    while True:  # fewer columns until it fits: at slide-sized text 5 ran off the figure
+        legend = fig.legend(handles, labels, loc=f"outside {where} center", ncols=ncols, frameon=False,
+                            fontsize=_base.MIN_FONT_PT, columnspacing=1.2, handlelength=2.4)
+        if ncols == 1 or legend.get_window_extent(renderer).width <= fig.bbox.width:
+            return legend
+        legend.remove()
+        ncols -= 1
 
 
 def accuracy_figure(results: "LabResults", *, live: "LabResults | None" = None,
                     tasks: Sequence[str] | None = None, encodings: Sequence[str] | None = None) -> FigureHandle:
-    """One :func:`plot_accuracy` panel per task, stacked, the output's full width; artists named ``"<task>:<name>"``."""
+    """One :func:`plot_accuracy` panel per task, side by side on one accuracy axis, the output's full width;
+    artists named ``"<task>:<name>"``. Side by side, not stacked: a stacked pair was twice as tall as a slide
+    has room for, so present mode showed it at 8 px text (issue 12)."""
     tasks = tuple(tasks or results.tasks)
-    fig, axes = static_figure(len(tasks), 1, height=4.6 * len(tasks), sharex=True)
+    fig, axes = static_figure(1, len(tasks), height=5.0, sharey=True)
     axes = np.atleast_1d(axes)
     art: dict[str, object] = {}
-    for ax, task in zip(axes, tasks):
+    for i, (ax, task) in enumerate(zip(axes, tasks)):
         for name, artist in plot_accuracy(ax, results, task=task, encodings=encodings, live=live,
                                           legend=False).items():
             art[f"{task}:{name}"] = artist
+        if i:
+            ax.set_ylabel("")  # the shared axis is labelled once, on the left
     art["legend"] = _legend_outside(fig, axes[0], "upper", 4)
     return FigureHandle(fig, art)
 
@@ -251,7 +262,9 @@ def build_extrapolation(results: "LabResults", *, task: str = "copy") -> FigureH
     ax_map.set_yticks([])
     ax_map.set_xlabel(_("key position s"))
     ax_map.set_ylabel(_("query position t"))
-    ax_map.set_title(" \n ")
+    # Room for the two-line map title, measured on a real one in the current language (CJK lines are taller)
+    ax_map.set_title(_("{encoding}, n = {n}\ncopy head {where}").format(
+        encoding=max(results.encodings, key=len), n=test_len, where=_("layer {layer}, head {head}").format(layer=1, head=1)))
     map_title = ax_map.text(0.5, 1.02, "", transform=ax_map.transAxes, ha="center", va="bottom")
     acc = plot_accuracy(ax_acc, results, task=task, legend=False)
     legend = _legend_outside(fig, ax_acc, "lower", 5)
@@ -259,6 +272,7 @@ def build_extrapolation(results: "LabResults", *, task: str = "copy") -> FigureH
     cursor = ax_acc.axvline(1, color=OKABE_ITO[3], linewidth=1.5)
     (dot,) = ax_acc.plot([np.nan], [np.nan], "o", color=OKABE_ITO[3], markersize=7, zorder=5)
     settle_layout(fig)
+    ax_map.title.set_text("")  # the room stays: map_title, below, is the one that changes
     cannot_run = [a for name, a in acc.items() if name.startswith("cannot_run:")]
     fig.set_dynamic(*_draw_order(ax_map, [image, source, hline, vline, *ax_map.spines.values(), notice, map_title]),
                     *_draw_order(ax_acc, [*lines.values(), *cannot_run, acc["train_label"], cursor,

@@ -33,8 +33,8 @@ __all__ = [
 def _mark_frequency_sides(ax: Axes) -> None:
     """Label the left (fast) and right (slow) side of a pair axis, above the axes like the seed's figure."""
     style = dict(transform=ax.transAxes, va="bottom", color="#444444")
-    ax.text(0.0, 1.01, _("← high frequency (ωᵢ large)"), ha="left", **style)
-    ax.text(1.0, 1.01, _("low frequency (ωᵢ small) →"), ha="right", **style)
+    ax.text(0.0, 1.01, _("← high frequency"), ha="left", **style)
+    ax.text(1.0, 1.01, _("low frequency →"), ha="right", **style)
 
 
 def _wavelength_panel(ax: "Axes", base: float) -> dict:

@@ -37,7 +37,7 @@ def _curve_panels(fig: Figure, dim: int, rows: int, trained: int) -> dict:
     ax_cos.axhline(0.0, color="#999999", lw=0.6)
     (cos_line,) = ax_cos.plot(range(rows), [0.0] * rows, "o-", ms=3, lw=1.2, color=OKABE_ITO[5])
     marker = ax_cos.axvline(0, color=OKABE_ITO[0], lw=1.5)
-    ax_cos.set(xlim=(-0.5, rows - 0.5), ylim=(-1.05, 1.05), title=_("cos(p_i, p_j) for every row j"),
+    ax_cos.set(xlim=(-0.5, rows - 0.5), ylim=(-1.05, 1.05), title=_("cos(p_i, p_j) along row j"),
                xlabel=_("row j (grey: rows ≥ {0},\nnever trained)").format(trained))
     return {"axes": (ax_row, ax_map, ax_cos), "row": row_line, "cosines": cos_line, "marker": marker}
 

@@ -216,6 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     token = args.token or secrets.token_hex(16)
     os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(DATA_DIR), os.environ.get("JUPYTER_PATH", "")]))
+    os.environ["PE_PRESENT"] = "1"  # the deck's kernels draw slide-sized text (pe_helpers.figures._base.MIN_FONT_PT)
     print(f"Presenting {notebook} as slides (code hidden; Space = next slide, S = speaker notes). Open in a browser:")
     print(f"    http://127.0.0.1:{args.port}/?token={token}")
     print("Its notebook runs now: once a line says the deck is ready, the first slide shows at once. "

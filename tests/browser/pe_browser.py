@@ -882,6 +882,8 @@ class SlideReport:
     problems: list[str] = field(default_factory=list)
     smallest_text_px: float = 0.0
     app_shares: list[float] = field(default_factory=list)
+    #: Every figure on the slide (:data:`FIGURE_FONTS_JS`): its smallest text on the screen, in px.
+    figures: list[dict] = field(default_factory=list)
 
 
 def deck_url(server: Server) -> str:
@@ -1014,14 +1016,15 @@ MIN_FIGURE_TEXT_CSS_PX = 14.0
 
 #: Every figure image in ``scope`` (a stored or live output, or an app's image): its pixel size, displayed
 #: width, and from the PNG itself its dpi (``pHYs``) and smallest text in points (the ``pe:min-font-pt`` text
-#: chunk written by pe_helpers.figures._base.render_png). Text in CSS px = pt × dpi / 72 × clientWidth / naturalWidth.
+#: chunk written by pe_helpers.figures._base.render_png). Text in CSS px = pt × dpi / 72 × clientWidth / naturalWidth;
+#: on the screen (``screen``; a deck's slide is scaled by reveal.js) the same with the image's on-screen width.
 FIGURE_FONTS_JS = """async (scope) => {
     const root = document.querySelector(scope) ?? document;
     const imgs = Array.from(root.querySelectorAll('.jp-OutputArea-output img, .pe-app img'))
         .filter((img, i, all) => all.indexOf(img) === i);
     const out = [];
     for (const img of imgs) {
-        const row = {app: !!img.closest('.pe-app'), natural: img.naturalWidth, client: img.clientWidth,
+        const row = {app: !!img.closest('.pe-app'), natural: img.naturalWidth, client: img.clientWidth, screen: null,
                      cell: Array.from(document.querySelectorAll('.jp-Cell')).indexOf(img.closest('.jp-Cell')),
                      dpi: null, pt: null, css: null, complete: img.complete};
         try {
@@ -1040,6 +1043,9 @@ FIGURE_FONTS_JS = """async (scope) => {
             }
         } catch (err) { row.error = String(err); }
         if (row.dpi && row.pt && row.natural) row.css = row.pt * row.dpi / 72 * row.client / row.natural;
+        // On the screen (a deck's slide is scaled by reveal.js: its CSS px are not screen px).
+        row.shown = img.getBoundingClientRect().width;
+        if (row.dpi && row.pt && row.natural) row.screen = row.pt * row.dpi / 72 * row.shown / row.natural;
         out.push(row);
     }
     return out;

@@ -5,7 +5,8 @@ notebooks/; the next deck's server starts while this one is walked, so its noteb
 and ONE page load: wait for the launcher's "Deck ready" line, open the deck at 1920 x 1080 and time
 the first slide; press Space through the whole deck (every fragment and every slide, vertical ones
 included) and, on each slide once its last fragment is shown, assert that nothing sticks out of the
-1280 x 720 frame or scrolls, that no text outside a formula is under 24 px, and that an app's figure
+1280 x 720 frame or scrolls, that no text outside a formula is under 24 px, nor any figure's text (its PNG's
+smallest font and dpi at the image's on-screen width; the deck's kernels draw with ``PE_PRESENT=1``), and that an app's figure
 takes at least 60 % of the slide's width; on a slide with apps move one enabled control of each and
 wait for the new figure (``move_app_control``). Then resize the same page to 1280 x 720 (reveal.js
 lays the deck out again), go back to the first slide with Home, walk again and check the fit, saving
@@ -30,6 +31,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+
+from pe_helpers.figures._base import MIN_SLIDE_TEXT_PX
 
 import pe_browser as pb
 
@@ -156,6 +159,7 @@ def _walk(page, *, total: int, shots: Path | None, move_apps: bool,  # noqa: ANN
                                 f"{t!r}" for t in pending]
             report.smallest_text_px = m.get("smallest") or 0.0
             report.app_shares = [a["share"] for a in m["apps"]]
+            report.figures = pb.figure_fonts(page, pb.CURRENT_SLIDE)
             if move_apps and m["apps"]:
                 for i, app in enumerate(pb.iter_apps(page, pb.CURRENT_SLIDE)):
                     shot = shots / f"{report.number:02d}-app{i}-{size}.png" if shots else None
@@ -187,6 +191,13 @@ def _problems(deck: str, notebook: Path, total: int, walks: dict[str, dict[str, 
         if r.smallest_text_px and r.smallest_text_px < pb.MIN_TEXT_PX_AT_1080P:
             problems.append(f"slide {r.number} ({r.text[:50]!r}): text of {r.smallest_text_px:.1f} px at 1080p "
                             f"(at least {pb.MIN_TEXT_PX_AT_1080P:.0f})")
+        for f in r.figures:
+            what = f"slide {r.number} ({r.text[:50]!r}): {'an app' if f['app'] else 'a'} figure"
+            if f["screen"] is None:
+                problems.append(f"{what} cannot be measured (not decoded, or no dpi/pe:min-font-pt in its PNG)")
+            elif f["screen"] < MIN_SLIDE_TEXT_PX:
+                problems.append(f"{what} shows {f['pt']:.1f} pt text at {f['screen']:.1f} px at 1080p (at least "
+                                f"{MIN_SLIDE_TEXT_PX:.0f}; the deck's kernels draw with PE_PRESENT=1)")
         problems += [f"slide {r.number} ({r.text[:50]!r}): an app's figure takes {s:.0%} of the slide's width "
                      f"(at least {pb.MIN_APP_FIGURE_SHARE:.0%})" for s in r.app_shares if s < pb.MIN_APP_FIGURE_SHARE]
     apps = sum(len(r.app_shares) for r in big.values())
