@@ -122,7 +122,6 @@ def test_teaching_slide_table_names_the_real_slides() -> None:
             f"  table: {rows[deck.name[:2]]}\n  deck:  {expected}")
 
 
-
 @pytest.mark.parametrize(("env", "points"), [("1", 14.0), ("", 10.5)])
 def test_pe_present_sets_the_decks_text_size(env: str, points: float) -> None:
     """``make present`` starts its kernels with ``PE_PRESENT=1``: their figures draw text of at least 14 pt (the
