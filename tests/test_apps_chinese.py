@@ -23,8 +23,8 @@ def _chinese(text: str) -> bool:
 
 
 def _texts(fig) -> list[str]:  # noqa: ANN001
-    """Every text the figure shows once drawn (titles, labels, legends, annotations, tick labels)."""
-    fb.render_png(fig)
+    """Every text the figure shows as last drawn (titles, labels, legends, annotations, tick labels): call
+    :func:`~pe_helpers.figures._base.min_font_css_px` first, which draws it (under the test's warning filter)."""
     return [t.get_text() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
 
 
@@ -43,13 +43,14 @@ def test_every_app_speaks_chinese_without_a_warning(name: str, zh, text_size: st
         warnings.simplefilter("error")  # a missing glyph, a font not found: all fail here
         app = APPS[name](**factory_kwargs(APPS[name]))
         try:
+            smallest = fb.min_font_css_px(app.figure)  # draws it: a missing glyph would fail here
             texts = _texts(app.figure)
             assert any(_chinese(t) for t in texts), f"no Chinese label in {name}: {texts[:8]}"
             assert _chinese(app.title)
             described = [w.description for w in app.controls.values()]
             assert all(_chinese(d) or d.isidentifier() for d in described), f"untranslated control: {described}"
             assert _chinese(app.caption.value), app.caption.value
-            assert fb.min_font_css_px(app.figure) >= fb.MIN_FONT_CSS_PX
+            assert smallest >= fb.MIN_FONT_CSS_PX
             assert not fb.misplaced_texts(app.figure, draw=False), "Chinese text whole, on the figure, clear of the rest"
             assert app.figure.display_width >= 0.9 * fb.DISPLAY_WIDTH_PX
         finally:
@@ -61,9 +62,10 @@ def test_every_static_figure_speaks_chinese_without_a_warning(name: str, zh, tex
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         fig = _static_figures()[name]()
+        smallest = fb.min_font_css_px(fig)  # draws it: a missing glyph would fail here
         texts = _texts(fig)
     assert any(_chinese(t) for t in texts), f"no Chinese label in {name}: {texts[:8]}"
-    assert fb.min_font_css_px(fig) >= fb.MIN_FONT_CSS_PX
+    assert smallest >= fb.MIN_FONT_CSS_PX
     assert not fb.misplaced_texts(fig, draw=False), "Chinese text whole, on the figure, clear of the rest"
     assert fig.display_width >= 0.9 * fb.DISPLAY_WIDTH_PX
 

@@ -1,5 +1,5 @@
 """The figure toolkit and the App machinery (issue 12): legible, crisp, visible before running, typed values,
-disabled controls, coalesced redraws. Every app and every static figure builder is measured."""
+disabled controls, drawing in the handler, the glyph cache. Every app and every static figure builder is measured."""
 
 from __future__ import annotations
 
@@ -174,7 +174,10 @@ def _png_width(png: bytes) -> int:
     return Image.open(io.BytesIO(png)).size[0]
 
 
-def test_values_from_the_browser_are_coalesced_previewed_then_sharpened(monkeypatch) -> None:
+def test_values_from_the_browser_are_previewed_in_their_handler_then_sharpened(monkeypatch) -> None:
+    """A value from the browser is drawn inside the handler of its comm message, as a preview: ipywidgets' front end
+    holds the next values of a slider until the kernel is idle after that handler (and sends only the latest), so
+    a burst of presses is drawn as often as one draw's time allows, each time with the newest value."""
     monkeypatch.setattr(app_base, "PREFETCH", False)  # the next test covers it
     loop = _Loop()
     monkeypatch.setattr(app_base, "_kernel_loop", lambda: loop)
@@ -183,30 +186,26 @@ def test_values_from_the_browser_are_coalesced_previewed_then_sharpened(monkeypa
     try:
         full = _png_width(app.image.value)
         renders = app.renders
-        for k in (6, 7, 8, 9, 10):  # a burst of key presses: the front end sets the value five times
-            app.controls["k"].set_state({"value": k})
-        assert app.renders == renders and len(loop.callbacks) == 1, "nothing drawn yet, one flush pending"
-        loop.run()
-        assert app.renders == renders + 1, "the burst is drawn once"
+        app.controls["k"].set_state({"value": 6})  # a key press
+        app.controls["k"].set_state({"value": 10})  # the latest of the presses the front end held meanwhile
+        assert app.renders == renders + 2 and not loop.callbacks, "each update drawn in its handler, nothing left over"
         assert "k = 10" in app.caption.value and len(app.artists["path"].get_xdata()) == 11, "with the latest value"
         assert app.previewing and _png_width(app.image.value) == full * fb.PREVIEW_SCALE // fb.RENDER_SCALE
         assert len(loop.timers) == 1, "one timer to sharpen it"
         loop.now += app_base.SHARPEN_AFTER_S / 2  # another press before the timer fires: the timer waits for it
         app.controls["k"].set_state({"value": 11})
-        loop.run()
-        assert app.renders == renders + 2 and len(loop.timers) == 1
+        assert app.renders == renders + 3 and len(loop.timers) == 1
         loop.run_timers()  # fires at the first press's deadline, sees the later value, looks again later
-        assert app.renders == renders + 2 and app.previewing and len(loop.timers) == 1
+        assert app.renders == renders + 3 and app.previewing and len(loop.timers) == 1
         loop.run_timers()
-        assert app.renders == renders + 3 and not app.previewing and _png_width(app.image.value) == full
+        assert app.renders == renders + 4 and not app.previewing and _png_width(app.image.value) == full
         assert "k = 11" in app.caption.value and not loop.timers
         app.controls["k"].set_state({"value": 12})
-        loop.run()
         app.controls["k"].value = 2  # from Python (a test, a notebook cell): drawn at once at full size, no loop
-        assert app.renders == renders + 5 and "k = 2," in app.caption.value and not loop.callbacks
+        assert app.renders == renders + 6 and "k = 2," in app.caption.value and not loop.callbacks
         assert not app.previewing and _png_width(app.image.value) == full
         loop.run_timers()  # the pending sharpen has nothing left to do
-        assert app.renders == renders + 5
+        assert app.renders == renders + 6
     finally:
         app.close()
 
@@ -242,18 +241,16 @@ def test_the_values_one_key_press_away_are_prefetched_and_shown_without_drawing(
         k.set_state({"value": 6})  # back again: the other direction was drawn ahead too
         loop.run()
         assert app.prefetch_hits == 2 and "k = 6," in app.caption.value
-        k.set_state({"value": 5})
-        k.set_state({"value": 4})  # a burst: 4 was not drawn ahead, so it is drawn now (once, the burst's last)
-        loop.run()
+        k.set_state({"value": 5})  # two presses before the kernel could draw ahead of 6: neither was drawn ahead
+        k.set_state({"value": 4})
         prefetches = app.prefetches
         loop.run_until(loop.now + app_base.PREFETCH_AFTER_S / 2)
-        assert app.renders == renders + 1 and "k = 4," in app.caption.value and app.prefetches == prefetches
+        assert app.renders == renders + 2 and "k = 4," in app.caption.value and app.prefetches == prefetches
         k.set_state({"value": 12})  # a jump (PageUp, a click on the track): drawn as before
-        loop.run()
-        assert app.renders == renders + 2 and app.prefetch_hits == 2 and "k = 12," in app.caption.value
+        assert app.renders == renders + 3 and app.prefetch_hits == 2 and "k = 12," in app.caption.value
         loop.run_until(loop.now + 0.2)
         k.value = 13  # from Python: drawn at once, and what was drawn ahead is forgotten
-        assert app.renders == renders + 3 and not app._prefetched
+        assert app.renders == renders + 4 and not app._prefetched
         loop.run_until(loop.now + 1.0)
         assert not app.previewing and len(app.artists["path"].get_xdata()) == 14
         assert _png_width(app.image.value) == _png_width(fb.render_png(app.figure))
@@ -414,3 +411,58 @@ def test_settle_layout_keeps_each_title_font() -> None:
     fb.settle_layout(fig)
     assert (left.title.get_fontsize(), left.title.get_fontweight()) == (15, "bold")
     assert right.title.get_fontsize() == default
+
+
+@pytest.mark.parametrize("name", ["mixing_app", "frequency_heatmap_app"])  # formulas in titles; tick labels
+def test_glyph_cache_paints_what_plain_agg_paints_and_is_used(name: str) -> None:
+    """TextCachingRenderer replays the glyph bitmaps of a text drawn before (same string, font, size, place):
+    previews and full renders are pixel for pixel what matplotlib's own Agg canvas paints, and a second draw of
+    the same values rasterizes no glyph again."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from pe_helpers.apps._testing import sweep_values
+
+    app = APPS[name](**factory_kwargs(APPS[name]))
+    try:
+        fig = app.figure
+        assert isinstance(fig.canvas.get_renderer(), fb.TextCachingRenderer)
+        control_name, control = next((n, c) for n, c in app.controls.items() if hasattr(c, "max") and not c.disabled)
+        for value in sweep_values(control)[-2:]:
+            control.value = value
+            for preview in (True, False):
+                fb.render_png(fig, preview=preview)
+                cached = fb.render_png(fig, preview=preview)  # every text a hit
+                FigureCanvasAgg(fig)
+                fig.invalidate_background()
+                fb.render_png(fig, preview=preview)
+                plain = fb.render_png(fig, preview=preview)
+                fb._TextCachingCanvas(fig)
+                fig.invalidate_background()
+                np.testing.assert_array_equal(_pixels(cached), _pixels(plain),
+                                              err_msg=f"{name}: {control_name}={value!r}, preview={preview}")
+        assert fig._text_bitmaps, "the figure keeps its texts' glyphs"
+        renderer = fig.canvas.get_renderer()
+        drawn = []
+        real = renderer._renderer
+        fb.render_png(fig)
+        fig.invalidate_background()
+
+        class Spy:
+            def __getattr__(self, attr):
+                return getattr(real, attr)
+
+            def draw_text_image(self, *args):
+                drawn.append(args[1:3])
+                return real.draw_text_image(*args)
+
+        renderer._renderer = Spy()
+        try:
+            from unittest import mock
+
+            with mock.patch("matplotlib.ft2font.FT2Font._render_glyph", side_effect=AssertionError("rasterized")):
+                fig.canvas.draw()  # a full draw of the same values: every glyph comes from the cache
+        finally:
+            renderer._renderer = real
+        assert drawn, "glyphs were painted (replayed)"
+    finally:
+        app.close()

@@ -9,9 +9,10 @@ An ``Image`` widget is one synced byte-string trait: it works the same in every 
 that has ipywidgets, needs no extension beyond ipywidgets (no ipympl), and is testable headless.
 
 * **Instant**: a value set from Python (a test, a notebook cell) redraws synchronously, so the
-  next line can read the artists. A value that arrives from the browser while the kernel is
-  busy is *coalesced*: the App marks itself pending and draws once, with the latest values,
-  from the kernel's event loop (a burst of ten key presses draws once or twice, not ten times).
+  next line can read the artists. Values from the browser are *coalesced* by ipywidgets' front end: it
+  sends one update of a slider at a time and, until the kernel is idle after it, keeps only the latest
+  of the values that follow. The App draws inside the handler of each update, so a burst of ten key
+  presses is drawn a few times (one per draw's duration), each time with the latest value.
   That draw is a *preview* (:data:`~pe_helpers.figures._base.PREVIEW_SCALE`, a quarter of the pixels,
   somewhat faster to draw and send; benchmarks/browser_latency.py measures it); once no value has come for
   :data:`SHARPEN_AFTER_S`, the same figure is rendered again at full resolution. While the kernel then
@@ -162,10 +163,14 @@ class App(widgets.VBox):
         name = self._names.get(id(change.get("owner")))
         way = _direction(change.get("owner"), change.get("old"), change.get("new"))
         self._moved = (name, way) if name is not None and way else None
-        if not self._pending:  # coalesce: later values of this burst are drawn by the same callback
-            self._pending = True
-            self._loop = loop
-            loop.add_callback(self._flush)
+        # Drawn now, inside the handler of the comm message: ipywidgets' front end sends one update of a widget at
+        # a time and holds the later ones (keeping only the latest) until the kernel is idle after it, so while
+        # this draws, the rest of a burst piles up there and comes as one value. (A loop callback let the kernel
+        # go idle first: the next value came at once and waited behind this draw, then was drawn in turn, stale
+        # by then: 5 previews for 10 presses, measured in benchmarks/browser_latency.py.)
+        self._pending = True
+        self._loop = loop
+        self._flush()
 
     def _flush(self) -> None:
         if not self._pending:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.text import Text
@@ -108,6 +108,94 @@ MIN_SLIDE_TEXT_PX = 24.0
 FIGURE_WIDTH_IN = DISPLAY_WIDTH_PX / DISPLAY_DPI
 
 Updater = Callable[..., "str | None"]
+
+
+#: Texts whose glyphs a figure keeps (:class:`TextCachingRenderer`): a slider app redraws a few dozen per move (at
+#: 2× and at preview size); a text of 20 glyphs at 14 pt and 200 dpi holds about 30 kB, so at most some 15 MB.
+TEXT_CACHE_SIZE = 512
+
+
+class _GlyphRecorder:
+    """Stands in for Agg's C++ renderer while a text is drawn: forwards every glyph bitmap and keeps a copy."""
+
+    def __init__(self, target: object) -> None:
+        self.target = target
+        self.glyphs: list[tuple[np.ndarray, int, int, float]] = []
+        self.other = False  # anything but a glyph (a fraction bar of a formula): not kept
+
+    def draw_text_image(self, image: np.ndarray, x: int, y: int, angle: float, gc: object) -> None:
+        self.glyphs.append((np.array(image, copy=True), x, y, angle))
+        self.target.draw_text_image(image, x, y, angle, gc)
+
+    def __getattr__(self, name: str) -> object:
+        self.other = True
+        return getattr(self.target, name)
+
+
+class TextCachingRenderer(RendererAgg):
+    """Agg, with each text's glyph bitmaps rasterized once per figure and replayed afterwards.
+
+    Matplotlib lays out and rasterizes every glyph of every text on every draw (FreeType, one call per glyph):
+    for a slider app that is most of a move's draw (its tick labels and titles barely change). A text drawn
+    again with the same string, font, size, angle, colour-independent settings and *exact* position reuses the
+    glyph bitmaps of the first draw, composited by the same Agg call in the same order, so the pixels are
+    identical (tests/test_apps_toolkit.py compares them). Kept per figure (``cache``, a dict, least recently
+    used first out after :data:`TEXT_CACHE_SIZE` texts); a text with anything but glyphs is drawn as usual.
+    """
+
+    def __init__(self, width: float, height: float, dpi: float, cache: dict | None) -> None:
+        super().__init__(width, height, dpi)
+        self._text_cache = cache
+
+    def _cached_text(self, key: tuple, draw: Callable[[], None], gc: object) -> None:
+        cache = self._text_cache
+        if cache is None:
+            draw()
+            return
+        glyphs = cache.pop(key, None)
+        if glyphs is None:
+            recorder = _GlyphRecorder(self._renderer)
+            self._renderer = recorder
+            try:
+                draw()
+            finally:
+                self._renderer = recorder.target
+            if recorder.other:
+                return
+            glyphs = recorder.glyphs
+            while len(cache) >= TEXT_CACHE_SIZE:
+                cache.pop(next(iter(cache)))
+        else:
+            for image, x, y, angle in glyphs:
+                self._renderer.draw_text_image(image, x, y, angle, gc)
+        cache[key] = glyphs  # most recently used last
+
+    def _key(self, gc: object, x: float, y: float, s: str, prop: object, angle: float, ismath: object,
+             mtext: object) -> tuple:
+        features = mtext.get_fontfeatures() if mtext is not None else None
+        language = mtext.get_language() if mtext is not None else None
+        return (s, ismath, tuple(prop.__dict__.values()), angle, x, y, self.dpi, self.height,
+                gc.get_antialiased(), get_hinting_flag(), tuple(features or ()), language)
+
+    def draw_text(self, gc, x, y, s, prop, angle, ismath=False, mtext=None):  # noqa: ANN001, ANN201 - Agg's signature
+        if ismath == "TeX":
+            return super().draw_text(gc, x, y, s, prop, angle, ismath, mtext)
+        key = self._key(gc, x, y, s, prop, angle, ismath, mtext)
+        self._cached_text(key, lambda: RendererAgg.draw_text(self, gc, x, y, s, prop, angle, ismath, mtext), gc)
+        return None
+
+
+class _TextCachingCanvas(FigureCanvasAgg):
+    """Agg's canvas, drawing with a :class:`TextCachingRenderer` that keeps its glyphs on the figure."""
+
+    def get_renderer(self) -> RendererAgg:
+        w, h = self.get_width_height(physical=True)
+        key = w, h, self.figure.dpi
+        if self._lastKey != key:
+            cache = self.figure.__dict__.setdefault("_text_bitmaps", {})
+            self.renderer = TextCachingRenderer(w, h, self.figure.dpi, cache)
+            self._lastKey = key
+        return self.renderer
 
 
 class CachedFigure(Figure):
@@ -216,7 +304,7 @@ def new_figure(width: float = FIGURE_WIDTH_IN, height: float = 3.6, *, layout: s
     use_package_fonts()
     _png_in_ipython()
     fig = CachedFigure(figsize=(width, height), dpi=dpi or DISPLAY_DPI * RENDER_SCALE, layout=layout)
-    FigureCanvasAgg(fig)
+    _TextCachingCanvas(fig)
     return fig
 
 
@@ -357,9 +445,13 @@ def freeze_layout(fig: Figure) -> None:
     """Run the layout engine once, then switch it off so later redraws only paint.
 
     Constrained layout is the slowest part of a redraw; after the first draw the axes
-    positions stay where they are, which is what a slider app wants anyway.
+    positions stay where they are, which is what a slider app wants anyway. The layout pass paints
+    nothing (matplotlib's ``draw_without_rendering``: texts are measured, no pixel is written), about a
+    fifth of an app's build time; the first render paints everything once.
     """
-    fig.canvas.draw()  # two passes of the engine (CachedFigure._full_draw)
+    fig.draw_without_rendering()  # two passes of the engine (CachedFigure._full_draw)
+    if isinstance(fig, CachedFigure):
+        fig.invalidate_background()  # the pass painted nothing: no background to keep from it
     fig.set_layout_engine("none")
 
 

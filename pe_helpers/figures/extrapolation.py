@@ -215,13 +215,13 @@ def attention_maps_figure(maps: Sequence[tuple[str, "Tensor", tuple[object, obje
     """
     fig, axes = static_figure(1, len(maps), height=5.0)
     axes = np.atleast_1d(axes)
-    fig.canvas.draw()  # place the axes, so the source squares can be sized to one cell
+    fig.draw_without_rendering()  # place the axes (nothing painted), so the source squares can be sized to one cell
     art: dict[str, object] = {}
     for k, (ax, (title, weights, source)) in enumerate(zip(axes, maps)):
         for name, artist in plot_attention_map(ax, weights, train_len=train_len, title=title, source=source).items():
             art[f"{k}:{name}"] = artist
     art["colorbar"] = fig.colorbar(art["0:image"], ax=list(axes), shrink=0.85, label=_("attention weight A[t, s]"))
-    fig.canvas.draw()
+    fig.draw_without_rendering()
     for k, ax in enumerate(axes):
         if f"{k}:source" in art:
             _fit_source(ax, art[f"{k}:source"], np.asarray(maps[k][1]).shape[0])
