@@ -121,7 +121,6 @@ class App(widgets.VBox):
         self._update = handle.update
         self._values = values or (lambda: {name: w.value for name, w in self.controls.items()})
         self._enabled = dict(enabled or {})
-        self._pending = False
         self._loop: object | None = None
         self._sharpen_at: float | None = None  # when the shown preview is due to be sharpened (loop time)
         self.renders = 0
@@ -168,14 +167,10 @@ class App(widgets.VBox):
         # this draws, the rest of a burst piles up there and comes as one value. (A loop callback let the kernel
         # go idle first: the next value came at once and waited behind this draw, then was drawn in turn, stale
         # by then: 5 previews for 10 presses, measured in benchmarks/browser_latency.py.)
-        self._pending = True
         self._loop = loop
         self._flush()
 
     def _flush(self) -> None:
-        if not self._pending:
-            return
-        self._pending = False
         values = self._values()
         shown = self._prefetched.get(_key(values)) if PREFETCH else None
         if shown is not None:  # drawn ahead while the kernel waited: show it, the artists follow in a callback
@@ -202,7 +197,7 @@ class App(widgets.VBox):
         if self._sharpen_at is None:  # a value set from Python drew at full resolution meanwhile
             return
         left = self._sharpen_at - _clock()
-        if self._pending or left > 0:  # still moving: look again later
+        if left > 0:  # still moving: look again later
             self._loop.call_later(max(left, 0.02), self._sharpen)
             return
         if self._stale:
@@ -221,7 +216,7 @@ class App(widgets.VBox):
     def _prefetch(self, generation: int, todo: list[dict] | None = None) -> None:
         """Render the preview of one neighbour (:meth:`_neighbours`), then schedule the next: one at a time, so
         that a key press that arrives meanwhile waits for at most one preview. Newer values cancel it."""
-        if generation != self._generation or self._pending or self._loop is None:
+        if generation != self._generation or self._loop is None:
             return
         if todo is None:
             todo = self._neighbours()
