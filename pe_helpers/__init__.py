@@ -17,21 +17,45 @@ The core below them all: :mod:`.encodings`, :mod:`.attention`, :mod:`.permutatio
 The command line of the lab: :mod:`.cli`. Student edition: :mod:`.student`.
 """
 
-from ._validate import MEMORY_BUDGET_BYTES, MemoryBudgetError
-from .attention import SelfAttention, attention_scores, causal_mask, scaled_dot_product_attention
-from .encodings import (
-    LearnedPositionalEmbedding,
-    PositionOutOfRangeError,
-    SinusoidalPositionalEncoding,
-    apply_rope,
-    inverse_frequencies,
-    layout_permutation,
-    shift_matrix,
-    sinusoidal,
-    wavelengths,
-)
-from .i18n import get_language, set_language
-from .permutation import check_equivariance, permutation_matrix, random_permutation
+from __future__ import annotations
+
+import importlib
+import sys
+
+#: Where each name of the package's top level lives. They are imported when first used (PEP 562's module
+#: ``__getattr__``): ``from pe_helpers import sinusoidal`` works as before, while a command that needs none of them
+#: (``make present``'s launcher, ``make student``, ``make notebooks``) no longer imports torch, about 2.5 s of CPU
+#: at each start on a 2-core machine. Why not the ``lazy_loader`` package (scientific-python): it would be a new
+#: pin for these few lines, and its stub-file mode needs a ``.pyi`` beside this file.
+_LAZY = {
+    "MEMORY_BUDGET_BYTES": "_validate", "MemoryBudgetError": "_validate",
+    "SelfAttention": "attention", "attention_scores": "attention", "causal_mask": "attention",
+    "scaled_dot_product_attention": "attention",
+    "LearnedPositionalEmbedding": "encodings", "PositionOutOfRangeError": "encodings",
+    "SinusoidalPositionalEncoding": "encodings", "apply_rope": "encodings", "inverse_frequencies": "encodings",
+    "layout_permutation": "encodings", "shift_matrix": "encodings", "sinusoidal": "encodings",
+    "wavelengths": "encodings",
+    "get_language": "i18n", "set_language": "i18n",
+    "check_equivariance": "permutation", "permutation_matrix": "permutation", "random_permutation": "permutation",
+}
+
+
+def __getattr__(name: str) -> object:
+    """``pe_helpers.<name>`` for the names of :data:`_LAZY`, imported from their module on first use."""
+    module = _LAZY.get(name)
+    if module is None:  # name and obj: Python's traceback then suggests a close name ("Did you mean: 'sinusoidal'?")
+        from .i18n import _
+
+        raise AttributeError(_("module {module!r} has no attribute {name!r}").format(module=__name__, name=name),
+                             name=name, obj=sys.modules[__name__])
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __version__ = "0.1.0"
 

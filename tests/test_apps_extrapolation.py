@@ -24,11 +24,26 @@ def _map(results, encoding, length, task="copy"):
     return lab.attention_map(trained, length, lab.copy_head(trained)).numpy()
 
 
-@pytest.fixture()
-def app(results):
-    app = extrapolation_app(results=results, encoding="sinusoidal", length=4)
+#: The values every test starts from (the app built by ``_built``).
+START = {"task": "copy", "encoding": "sinusoidal", "length": 4}
+
+
+@pytest.fixture(scope="module")
+def _built(results):
+    """One app for the module (building one took about 2 s of a loaded 2-core machine, 19 times): ``app`` gives it
+    back to each test at :data:`START`."""
+    app = extrapolation_app(results=results, encoding=START["encoding"], length=START["length"])
     yield app
     app.close()
+
+
+@pytest.fixture()
+def app(_built):
+    """The module's app at the start values (set as a student would set them, so the figure follows)."""
+    for name, value in START.items():
+        _built.controls[name].value = value
+    assert _built.caption.value and f"n = {START['length']}" in _built.caption.value
+    return _built
 
 
 def _artists(app):
@@ -36,7 +51,8 @@ def _artists(app):
     return image.axes, app.artists["cursor"].axes, image
 
 
-def test_app_is_listed_and_has_two_controls(app) -> None:
+def test_app_is_listed_and_has_two_controls(results) -> None:
+    app = extrapolation_app(results=results, encoding=START["encoding"], length=START["length"])
     assert APPS["extrapolation_app"] is extrapolation_app
     assert set(app.controls) == {"task", "encoding", "length"}
     # the buttons carry (label in the current language, task) pairs: the values are the lab's tasks
@@ -45,7 +61,8 @@ def test_app_is_listed_and_has_two_controls(app) -> None:
     assert app.controls["length"].min == 1 and app.controls["length"].max == 16
     assert list(app.controls["encoding"].options) == list(lab.ENCODINGS)
     assert all(w.description for w in app.controls.values())
-    assert app.renders == 1 and app.image.value
+    assert app.renders == 1 and app.image.value, "built, drawn once"
+    app.close()
 
 
 @pytest.mark.parametrize("length", [1, 3, 4, 5, 8, 16])
