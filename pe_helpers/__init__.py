@@ -24,7 +24,7 @@ import sys
 
 #: Where each name of the package's top level lives. They are imported when first used (PEP 562's module
 #: ``__getattr__``): ``from pe_helpers import sinusoidal`` works as before, while a command that needs none of them
-#: (``make present``'s launcher, ``make student``, ``make notebooks``) no longer imports torch, about 2.5 s of CPU
+#: (``make present``'s launcher, ``make student``, ``make notebooks``) no longer imports torch, 2.5-3.4 s of CPU
 #: at each start on a 2-core machine. Why not the ``lazy_loader`` package (scientific-python): it would be a new
 #: pin for these few lines, and its stub-file mode needs a ``.pyi`` beside this file.
 _LAZY = {

@@ -53,16 +53,18 @@ def _artists(app):
 
 def test_app_is_listed_and_has_two_controls(results) -> None:
     app = extrapolation_app(results=results, encoding=START["encoding"], length=START["length"])
-    assert APPS["extrapolation_app"] is extrapolation_app
-    assert set(app.controls) == {"task", "encoding", "length"}
-    # the buttons carry (label in the current language, task) pairs: the values are the lab's tasks
-    assert [value for _label, value in app.controls["task"].options] == list(lab.TASKS)
-    assert app.controls["task"].value in lab.TASKS
-    assert app.controls["length"].min == 1 and app.controls["length"].max == 16
-    assert list(app.controls["encoding"].options) == list(lab.ENCODINGS)
-    assert all(w.description for w in app.controls.values())
-    assert app.renders == 1 and app.image.value, "built, drawn once"
-    app.close()
+    try:
+        assert APPS["extrapolation_app"] is extrapolation_app
+        assert set(app.controls) == {"task", "encoding", "length"}
+        # the buttons carry (label in the current language, task) pairs: the values are the lab's tasks
+        assert [value for _label, value in app.controls["task"].options] == list(lab.TASKS)
+        assert app.controls["task"].value in lab.TASKS
+        assert app.controls["length"].min == 1 and app.controls["length"].max == 16
+        assert list(app.controls["encoding"].options) == list(lab.ENCODINGS)
+        assert all(w.description for w in app.controls.values())
+        assert app.renders == 1 and app.image.value, "built, drawn once"
+    finally:
+        app.close()
 
 
 @pytest.mark.parametrize("length", [1, 3, 4, 5, 8, 16])

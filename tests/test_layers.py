@@ -94,3 +94,24 @@ def test_every_module_docstring_opens_with_its_notebook():
                 path = PACKAGE / layer / concept / "__init__.py"
             doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
             assert doc.startswith(f"Notebook {number}"), f"{layer}{concept}: docstring should open with 'Notebook {number}'"
+
+
+def test_top_level_names_resolve_lazily_and_front_ends_do_not_load_torch() -> None:
+    """``pe_helpers.<name>`` for every name of ``__all__`` (imported on first use); ``make present``'s launcher,
+    ``make student`` and ``make notebooks`` start without torch (it cost them 2.5-3.4 s of CPU each); an unknown
+    name is an AttributeError that names it."""
+    import subprocess
+    import sys
+
+    import pe_helpers
+
+    assert set(pe_helpers.__all__) == set(pe_helpers._LAZY), "every public name has a home module, and only those"
+    for name in pe_helpers.__all__:
+        value = getattr(pe_helpers, name)
+        assert value is getattr(__import__(f"pe_helpers.{pe_helpers._LAZY[name]}", fromlist=[name]), name)
+    with pytest.raises(AttributeError, match="sinusodial"):
+        pe_helpers.sinusodial  # noqa: B018
+    code = ("import sys, pe_helpers.present, pe_helpers.student, pe_helpers.editions\n"
+            "assert 'torch' not in sys.modules, sorted(m for m in sys.modules if m.startswith('torch'))[:3]")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr[-500:]
