@@ -467,3 +467,30 @@ def test_glyph_cache_paints_what_plain_agg_paints_and_is_used(name: str) -> None
         assert drawn, "glyphs were painted (replayed)"
     finally:
         app.close()
+
+
+def test_a_preview_after_a_full_render_measures_no_text_again() -> None:
+    """The canvas keeps a renderer per pixel size: an app alternates between its preview and its full render, and
+    a new renderer measured every text and parsed every formula again (the mixing app's first preview after a
+    full render: 65 ms instead of 24). Same renderer back, nothing measured, the same pixels."""
+    from unittest import mock
+
+    from matplotlib.backends.backend_agg import RendererAgg
+
+    app = APPS["mixing_app"]()
+    try:
+        fig = app.figure
+        first = fb.render_png(fig, preview=True)
+        preview_renderer = fig.canvas.renderer
+        fb.render_png(fig)
+        assert fig.canvas.renderer is not preview_renderer, "a full render has its own pixel size"
+        with mock.patch.object(RendererAgg, "get_text_width_height_descent", side_effect=AssertionError("measured")):
+            again = fb.render_png(fig, preview=True)
+        assert fig.canvas.renderer is preview_renderer
+        np.testing.assert_array_equal(_pixels(again), _pixels(first))
+        for _ in range(fb.RENDERERS_KEPT + 1):  # other sizes push the oldest out: a bounded number is kept
+            fig.dpi += 1
+            fb.render_png(fig)
+        assert len(fig.canvas._renderers) == fb.RENDERERS_KEPT
+    finally:
+        app.close()

@@ -185,15 +185,33 @@ class TextCachingRenderer(RendererAgg):
         return None
 
 
+#: Renderers a canvas keeps, one per pixel size (:class:`_TextCachingCanvas`): an app's full render and its preview.
+RENDERERS_KEPT = 3
+
+
 class _TextCachingCanvas(FigureCanvasAgg):
-    """Agg's canvas, drawing with a :class:`TextCachingRenderer` that keeps its glyphs on the figure."""
+    """Agg's canvas, drawing with a :class:`TextCachingRenderer` that keeps its glyphs on the figure.
+
+    It keeps a renderer per pixel size (the last :data:`RENDERERS_KEPT`), where Agg's canvas makes a new one
+    whenever the dpi changes. An app alternates between two sizes (a preview while the slider moves, the full
+    render when it rests), and a new renderer starts with empty caches: matplotlib keeps a text's measured
+    extents per renderer, and each renderer has its own mathtext parser with its own cache of parsed formulas.
+    The first preview after a full render of the mixing app re-parsed all its formulas: 65 ms instead of 24.
+    """
 
     def get_renderer(self) -> RendererAgg:
         w, h = self.get_width_height(physical=True)
         key = w, h, self.figure.dpi
         if self._lastKey != key:
-            cache = self.figure.__dict__.setdefault("_text_bitmaps", {})
-            self.renderer = TextCachingRenderer(w, h, self.figure.dpi, cache)
+            kept = self.__dict__.setdefault("_renderers", {})
+            renderer = kept.pop(key, None)
+            if renderer is None:
+                cache = self.figure.__dict__.setdefault("_text_bitmaps", {})
+                renderer = TextCachingRenderer(w, h, self.figure.dpi, cache)
+                while len(kept) >= RENDERERS_KEPT:
+                    kept.pop(next(iter(kept)))
+            kept[key] = renderer  # most recently used last
+            self.renderer = renderer
             self._lastKey = key
         return self.renderer
 
