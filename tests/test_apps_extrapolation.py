@@ -182,22 +182,37 @@ def test_bad_arguments_are_rejected(results) -> None:
         extrapolation_app(results=lab.reference_results())
 
 
-def test_no_argument_factory_uses_the_quick_models() -> None:
-    """With no results: the quick run, trained once per process (no hidden 'latest run' state)."""
+def test_no_argument_factory_shows_the_shipped_models_without_training(monkeypatch) -> None:
+    """With no results: the reference's seed 0 from its shipped weights (what notebook 05 shows), never a training run."""
+    def no_training(*args, **kwargs):
+        pytest.fail("extrapolation_app() with no results must not train")
+
+    monkeypatch.setattr(lab.results, "run_lab", no_training)
+    monkeypatch.setattr(extrapolation_module, "run_lab", no_training)
     app = extrapolation_app()
     try:
-        quick = extrapolation_module.quick_results()
-        assert app.controls["length"].max == quick.test_len
-        assert app.controls["length"].value == quick.train_len
+        reference, shown = lab.reference_results(), extrapolation_module.default_results()
+        assert app.controls["length"].max == reference.test_len
+        assert app.controls["length"].value == reference.train_len
+        assert shown.encodings == lab.ENCODINGS and shown.tasks == lab.TASKS
+        assert shown.seeds == reference.seeds[:1]
+        seed = reference.seeds[0]
+        for encoding in ("sinusoidal", "rope"):
+            got = [shown.accuracy_at(encoding, n) for n in shown.lengths]
+            want = [reference.accuracy_at(encoding, n, seed=seed) for n in shown.lengths]
+            # the reference JSON keeps 4 decimals; the loaded models are evaluated again
+            np.testing.assert_allclose(np.array(got, dtype=float), np.array(want, dtype=float), atol=5e-5)
+        curve = np.asarray(app.artists["sinusoidal"].get_ydata(), dtype=float)
+        want = np.array([shown.accuracy_at("sinusoidal", n) for n in shown.lengths], dtype=float)
+        np.testing.assert_allclose(curve, want, equal_nan=True)
     finally:
         app.close()
 
 
-def test_quick_results_are_trained_once_and_cached() -> None:
-    quick = extrapolation_module.quick_results()
-    assert quick is extrapolation_module.quick_results()
-    assert quick.models and quick.train_len == extrapolation_module.QUICK_SETTINGS["train_len"]
-    assert quick.encodings == lab.ENCODINGS and quick.tasks == lab.TASKS
+def test_default_results_are_loaded_once_and_cached() -> None:
+    shown = extrapolation_module.default_results()
+    assert shown is extrapolation_module.default_results()
+    assert shown.models and set(lab.TRAINED_ENCODINGS) <= set(shown.encodings)
 
 
 def test_train_now_panel_trains_only_when_pressed(monkeypatch) -> None:

@@ -5,8 +5,8 @@
 explicitly); moving a control never retrains. On each move the app computes the head's attention map
 (:func:`pe_helpers.extrapolation.attention_map`, one forward pass of the example sequence, about a
 millisecond) and hands it to the figure, which only draws. With no ``results`` the factory uses
-:func:`quick_results`, a small run (:data:`QUICK_SETTINGS`) trained once per process, for the
-generic app tests and the app benchmark.
+:func:`default_results`: the reference's seed 0 loaded from its shipped weights (what notebook 05 shows),
+loaded once per process and never trained, for the generic app tests and the app benchmark.
 
 :class:`TrainNow` is the live-seed panel: the reference's seed 0 loaded from its shipped weights (no
 training), drawn over the reference band, and a "train now" button with a progress bar that trains that
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import ipywidgets as widgets
 
 from .._validate import check_int
-from ..extrapolation import TASKS, attention_map, copy_head, reference_models, run_lab
+from ..extrapolation import ENCODINGS, TASKS, attention_map, copy_head, reference_models, run_lab
 from ..extrapolation.probe import source_positions
 from ..extrapolation.results import LabResults, parse_encodings, parse_tasks
 from ..figures.extrapolation import build_extrapolation
@@ -31,14 +31,14 @@ from ._base import App
 
 __all__ = ["extrapolation_app"]
 
-#: Settings of :func:`quick_results`: small enough to train every scheme on both tasks in a few seconds.
-QUICK_SETTINGS = {"train_len": 4, "steps": 120, "warmup": 20, "d_model": 16, "n_heads": 2, "seed": 0}
-
-
 @functools.lru_cache(maxsize=1)
-def quick_results() -> LabResults:
-    """A quick lab run (:data:`QUICK_SETTINGS`, every scheme and task), trained once per process and cached."""
-    return run_lab(tasks=TASKS, progress=False, **QUICK_SETTINGS)
+def default_results() -> LabResults:
+    """The models the app shows when given none: the reference's seed 0, every scheme and task.
+
+    They are loaded from the weights shipped with the package (:func:`~pe_helpers.extrapolation.reference_models`,
+    about 2 s on one core), the same models notebook 05 shows, once per process; nothing is trained here.
+    """
+    return reference_models(ENCODINGS, tasks=TASKS)
 
 
 def extrapolation_app(*, results: LabResults | None = None, task: str = "copy", encoding: str | None = None,
@@ -50,7 +50,7 @@ def extrapolation_app(*, results: LabResults | None = None, task: str = "copy", 
     against size for every scheme on that task, the chosen one thick, the current size marked.
     ``encoding`` defaults to ``"sinusoidal"`` if it was run, else the first; ``length`` to ``L``.
     """
-    results = quick_results() if results is None else results
+    results = default_results() if results is None else results
     if not isinstance(results, LabResults):
         raise TypeError(_("results must be a LabResults from pe_helpers.extrapolation.run_lab, got {type_name}.").format(type_name=type(results).__name__))
     if not results.models:

@@ -819,8 +819,10 @@ NUMBER_SLIDES_JS = """() => {
     return leaves.length;
 }"""
 
-#: Everything measured on the current slide: overflow, smallest text, app figures.
-SLIDE_MEASURE_JS = """([slideW, slideH]) => {
+#: Everything measured on the current slide: overflow, smallest text, app figures. Two animation frames first:
+#: what changed just before (an app that appeared) is laid out, as a person would see it.
+SLIDE_MEASURE_JS = """async ([slideW, slideH]) => {
+    await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
     const current = Array.from(document.querySelectorAll('.reveal .slides section.present'))
         .filter((s) => !s.querySelector('section')).pop();
     const box = document.querySelector('.reveal .slides').getBoundingClientRect();
@@ -986,6 +988,45 @@ def deck_state(page) -> dict:  # noqa: ANN001
 
 def measure_slide(page) -> dict:  # noqa: ANN001
     return page.evaluate(SLIDE_MEASURE_JS, [SLIDE_WIDTH, SLIDE_HEIGHT])
+
+
+#: Content that arrives after its slide was shown (an app whose widget renders late), made deterministic: hide the
+#: current slide's children and let reveal.js lay the slide out while it is (almost) empty, as it does when a
+#: lecturer arrives before the output; then put a block as tall as the frame less 8 px on it. Returns the
+#: slide's height before and after the block.
+GROW_SLIDE_JS = """async ([slideH]) => {
+    const frames = () => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+    const current = Array.from(document.querySelectorAll('.reveal .slides section.present'))
+        .filter((s) => !s.querySelector('section')).pop();
+    for (const el of current.children) { el.dataset.peDisplay = el.style.display; el.style.display = 'none'; }
+    window.dispatchEvent(new Event('resize'));
+    await frames();
+    const before = current.scrollHeight;
+    const block = document.createElement('div');
+    block.id = 'pe-test-late-block';
+    block.style.height = (slideH - 8) + 'px';
+    current.prepend(block);
+    return {before, after: current.scrollHeight};
+}"""
+
+#: Undo :data:`GROW_SLIDE_JS`.
+UNGROW_SLIDE_JS = """() => {
+    document.getElementById('pe-test-late-block')?.remove();
+    for (const el of document.querySelectorAll('.reveal .slides section [data-pe-display]')) {
+        el.style.display = el.dataset.peDisplay; delete el.dataset.peDisplay;
+    }
+    window.dispatchEvent(new Event('resize'));
+}"""
+
+
+def grow_current_slide(page) -> dict:  # noqa: ANN001
+    """Late content on the current slide (:data:`GROW_SLIDE_JS`), measured as :func:`measure_slide` does, with
+    the ``before``/``after`` heights; the slide is put back as it was."""
+    heights = page.evaluate(GROW_SLIDE_JS, [SLIDE_HEIGHT])
+    try:
+        return {**measure_slide(page), **heights}
+    finally:
+        page.evaluate(UNGROW_SLIDE_JS)
 
 
 def go_to_first_slide(page) -> None:  # noqa: ANN001

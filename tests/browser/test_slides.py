@@ -10,7 +10,9 @@ smallest font and dpi at the image's on-screen width; the deck's kernels draw wi
 takes at least 60 % of the slide's width; on a slide with apps move one enabled control of each and
 wait for the new figure (``move_app_control``). Then resize the same page to 1280 x 720 (reveal.js
 lays the deck out again), go back to the first slide with Home, walk again and check the fit, saving
-a screenshot of every slide under build/screenshots/slides/NN/ (JPEG: a fifth of a PNG's time). Every app is
+a screenshot of every slide under build/screenshots/slides/NN/ (JPEG: a fifth of a PNG's time); then make the last
+slide almost empty, let reveal.js lay it out, put a block nearly as tall as the frame on it (an output that arrives
+after its slide is shown) and check that the deck centres it again. Every app is
 also saved on its own there at both sizes (``NN-appI-1920x1080.png`` after its move, ``NN-appI-1280x720.jpg``,
 issue 12). Throughout: no request leaves
 127.0.0.1, no code and no checker verdict is shown, every slide was visited.
@@ -261,6 +263,7 @@ def test_deck_fits_every_slide_and_its_apps_respond(deck_server: pb.Server, page
         page.set_viewport_size(pb.SLIDE_VIEWPORTS[1])  # the same page: reveal.js lays the deck out again
         pb.go_to_first_slide(page)
         walks["1280x720"], _ = _walk(page, total=total, shots=shots, move_apps=False, size="1280x720")
+        late = pb.grow_current_slide(page)  # the last slide, as if an output arrived after it was shown
     except Exception:
         page.screenshot(path=str(shots / "FAILED.png"))
         raise
@@ -268,6 +271,10 @@ def test_deck_fits_every_slide_and_its_apps_respond(deck_server: pb.Server, page
         pb.TIMINGS.append((f"slides {deck}: ready {prepared:.1f} s after the test began waiting, first slide "
                            f"{first:.1f} s after the request, {total} slides", time.monotonic() - t0))
     problems = _problems(deck, notebook, total, walks, moves, body, code, notes, offsite)
+    if late["after"] - late["before"] < pb.SLIDE_HEIGHT / 2:
+        problems.append(f"the late-content check grew the last slide from {late['before']} to {late['after']} px only")
+    problems += [f"the last slide, grown from {late['before']} to {late['after']} px after it was shown, is not "
+                 f"centred again: {p}" for p in late["overflow"]]
     pb.TIMINGS[-1] = (pb.TIMINGS[-1][0] + f", {len(moves)} app(s) moved, {notes} note(s)", pb.TIMINGS[-1][1])
     assert not problems, f"deck {deck} ({notebook.name}):\n  " + "\n  ".join(problems)
 
