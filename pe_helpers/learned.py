@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
+from ._optim import AdamW
 from ._validate import as_int_tensor, check_bool, check_budget, check_int, check_real, check_seed
 from .attention import SelfAttention
 from .encodings import LearnedPositionalEmbedding
@@ -143,46 +144,6 @@ def accuracy_by_position(model: nn.Module, length: int, *, vocab: int = 10, n: i
         return (model(x).argmax(-1) == y).double().mean(0)
 
 
-class _Adam:
-    r"""Adam (Kingma & Ba 2015, Algorithm 1), with exactly the update of ``torch.optim.Adam``'s single-tensor path.
-
-    .. math::
-        m_t = \beta_1 m_{t-1} + (1 - \beta_1) g_t, \quad v_t = \beta_2 v_{t-1} + (1 - \beta_2) g_t^2, \quad
-        \theta_t = \theta_{t-1} - \frac{\eta}{1 - \beta_1^t} \cdot
-        \frac{m_t}{\sqrt{v_t} / \sqrt{1 - \beta_2^t} + \epsilon}
-
-    Why not ``torch.optim.Adam`` itself: the first ``torch.optim`` optimizer built in a process imports
-    ``torch._dynamo``, about 1.2 s of CPU, in every kernel and slide deck that trains notebook 02's table.
-    This class performs the same tensor operations in the same order, so its weights are bit-identical to
-    ``torch.optim.Adam``'s (tests/test_apps_learned.py checks ``torch.equal`` step by step).
-    """
-
-    def __init__(self, params: list[nn.Parameter], *, lr: float, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8) -> None:
-        self.params, self.lr, self.betas, self.eps = list(params), float(lr), betas, float(eps)
-        self.m = [torch.zeros_like(p) for p in self.params]  # first moment m_t
-        self.v = [torch.zeros_like(p) for p in self.params]  # second moment v_t
-        self.t = 0
-
-    def zero_grad(self) -> None:
-        for p in self.params:
-            p.grad = None
-
-    @torch.no_grad()
-    def step(self) -> None:
-        b1, b2 = self.betas
-        self.t += 1
-        step_size = self.lr / (1 - b1 ** float(self.t))
-        bias_correction2_sqrt = (1 - b2 ** float(self.t)) ** 0.5
-        for p, m, v in zip(self.params, self.m, self.v):
-            if p.grad is None:
-                continue
-            g = p.grad
-            m.lerp_(g, 1 - b1)
-            v.mul_(b2).addcmul_(g, g, value=1 - b2)
-            p.addcdiv_(m, (v.sqrt() / bias_correction2_sqrt).add_(self.eps), value=-step_size)
-
-
 @functools.lru_cache(maxsize=8)
 @torch.enable_grad()  # grad mode may be off in the caller (notebook 01 turns it off): training needs it
 def _train(
@@ -195,14 +156,14 @@ def _train(
         initial = model.positions.table.detach().clone()
         gen = torch.Generator().manual_seed(seed)
         params = [p for p in model.parameters() if p.requires_grad]
-        opt = _Adam(params, lr=lr)
+        opt = AdamW(params)
         losses = []
         for _step in range(steps):
             x, y = running_max_batch(64, max_len, vocab, generator=gen)
             loss = nn.functional.cross_entropy(model(x).reshape(-1, vocab), y.reshape(-1))
             opt.zero_grad()
             loss.backward()
-            opt.step()
+            opt.step(lr)
             losses.append(loss.detach().item())
         model.eval()
         acc = float(accuracy_by_position(model, max_len, vocab=vocab).mean())

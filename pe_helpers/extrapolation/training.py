@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass, field
 import torch
 from torch.nn import functional as F
 
+from .._optim import AdamW
 from .._validate import check_budget, check_int, check_real
 from ..encodings import PositionOutOfRangeError
 from .model import DERIVED_ENCODINGS, CopyTransformer, check_encoding, random_positions
@@ -154,53 +155,6 @@ def fixed_threads(threads: int) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
-
-
-class AdamW:
-    r"""AdamW without weight decay (Kingma & Ba 2015; Loshchilov & Hutter 2019) on one flat buffer.
-
-    .. math::
-        m \leftarrow \beta_1 m + (1-\beta_1) g,\quad v \leftarrow \beta_2 v + (1-\beta_2) g^2,\quad
-        \theta \leftarrow \theta - \eta\,\frac{m / (1-\beta_1^t)}{\sqrt{v / (1-\beta_2^t)} + \epsilon}
-
-    Every parameter (and its gradient) is a view into one contiguous buffer, so a step is six tensor
-    operations instead of six per parameter. Kept because it still saves measured time
-    (``benchmarks/lab.py --optimizer``, 2-core machine, torch 2.13, 700 steps, default model):
-    flat buffer 7.5 s vs ``torch.optim.AdamW(foreach=True)`` 8.2 s per model (about 9 % faster), and
-    the first ``torch.optim.AdamW`` of a process also imports ``torch._dynamo`` (about 3 s).
-    """
-
-    def __init__(self, params: Iterable[torch.nn.Parameter], *, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8) -> None:
-        self.params = [p for p in params if p.requires_grad]
-        total = sum(p.numel() for p in self.params)
-        self.flat = torch.empty(total)
-        self.grad = torch.zeros(total)
-        offset = 0
-        with torch.no_grad():
-            for p in self.params:
-                n = p.numel()
-                self.flat[offset:offset + n].copy_(p.reshape(-1))
-                p.data = self.flat[offset:offset + n].view_as(p)
-                p.grad = self.grad[offset:offset + n].view_as(p)  # backward accumulates into it in place
-                offset += n
-        self.m = torch.zeros(total)
-        self.v = torch.zeros(total)
-        self.beta1, self.beta2 = betas
-        self.eps = eps
-        self.t = 0
-
-    def zero_grad(self) -> None:
-        self.grad.zero_()
-
-    @torch.no_grad()
-    def step(self, lr: float) -> None:
-        """One update with learning rate ``lr``."""
-        self.t += 1
-        self.m.lerp_(self.grad, 1.0 - self.beta1)
-        self.v.mul_(self.beta2).addcmul_(self.grad, self.grad, value=1.0 - self.beta2)
-        denom = (self.v / (1.0 - self.beta2 ** self.t)).sqrt_().add_(self.eps)
-        self.flat.addcdiv_(self.m, denom, value=-lr / (1.0 - self.beta1 ** self.t))
 
 
 def _lr_factor(step: int, warmup: int, steps: int) -> float:
