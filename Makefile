@@ -27,7 +27,7 @@ LAB_DIR ?= $(EDITION_DIR)
 ALLOW_ROOT := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
 
-.PHONY: lab present test test-slides notebooks student lock clean help FORCE
+.PHONY: lab present test test-ranges test-slides notebooks student lock clean help FORCE
 
 help:
 	@echo "make lab    - set up (first time) and open JupyterLab on notebooks/"
@@ -69,6 +69,13 @@ test: $(STAMP)
 	PYTHONDONTWRITEBYTECODE= MPLBACKEND=Agg OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest tests notebooks $(NBVAL) -q -n 2 \
 		--dist loadfile --no-loadscope-reorder
 
+# The tests (without the browser) on the versions pyproject.toml claims: every direct dependency at its lower
+# bound, then the newest releases inside the ranges, each in an environment of its own (.venv-lowest,
+# .venv-newest; tools/test-ranges.sh). CI runs it after `make test`; about 3 minutes each once installed.
+test-ranges:
+	@sh tools/test-ranges.sh lowest
+	@sh tools/test-ranges.sh newest
+
 # Only the slide decks in Chromium (every deck, every slide, both screen sizes; also part of `make test`):
 # the quick check after changing a notebook's slide metadata.
 test-slides: $(STAMP)
@@ -94,4 +101,4 @@ lock:
 	mv requirements.lock.new requirements.lock && rm -rf .venv-lock
 
 clean:
-	rm -rf $(VENV) $(VENV).lock build student .pytest_cache
+	rm -rf $(VENV) $(VENV).lock $(VENV)-lowest $(VENV)-newest $(VENV)-*.constraints.txt build student .pytest_cache

@@ -18,16 +18,16 @@ scratch: ``factory(**kwargs, **values)`` (figure, layout, widgets, first render)
 until the new app's ``image.value`` is set. One build is done first and not timed, so
 caches that every build shares (a trained toy model, fonts) are warm for both sides.
 
-Goal (issue 3): for every app and control, median <= baseline median / 3 and < 60 ms.
+Goal: for every app and control, median <= baseline median / 3 and < 60 ms.
 The table lists each control and one "(all)" row per app; the exit status is 0 (a report),
 unless ``--strict`` is given and a goal is missed.
 
-A second table (issue 12) breaks one move of each app into its parts at the classroom size (a PNG of
+A second table breaks one move of each app into its parts at the classroom size (a PNG of
 ``RENDER_SCALE`` × the displayed width): ``update`` (the artists), ``draw`` (Agg), ``encode`` (PNG), the
 image's pixels and bytes, and a *burst*: ten key presses as the kernel receives them. ipywidgets' front end sends
 one update of a slider at a time and holds the rest until the kernel is idle, keeping the latest; the App draws
 each update inside its handler (:meth:`pe_helpers.apps._base.App._on_change`), so the kernel sees the first value,
-then the latest: timed until both previews are drawn, with the number of renders (2).
+then the latest: timed until both are drawn at full resolution, with the number of renders (2).
 
 Hook for app modules: a module in :mod:`pe_helpers.apps` may define ::
 
@@ -159,9 +159,8 @@ def split_app(name: str, factory: Callable[..., object], repeats: int) -> Split:
     """Median update / draw / encode of one app's first slider, and a burst of ten browser values (the first, the latest)."""
     import numpy as np
 
-    from pe_helpers.apps import _base as app_base
-    from pe_helpers.figures._base import encode_png
     from pe_helpers.apps._testing import factory_kwargs, sweep_values
+    from pe_helpers.figures._base import encode_png, render_rgba
 
     app = factory(**factory_kwargs(factory))
     control_name, control = next((n, c) for n, c in app.controls.items() if hasattr(c, "min"))
@@ -173,20 +172,12 @@ def split_app(name: str, factory: Callable[..., object], repeats: int) -> Split:
         t0 = time.perf_counter()
         app._update(**{**app._values(), control_name: value})
         t1 = time.perf_counter()
-        app.figure.canvas.draw()
+        rgba = render_rgba(app.figure)  # what render_png draws (plus a copy of the pixels)
         t2 = time.perf_counter()
-        png = encode_png(np.asarray(app.figure.canvas.buffer_rgba()), dpi=app.figure.dpi)  # what render_png does
+        png = encode_png(rgba, dpi=app.figure.dpi)
         t3 = time.perf_counter()
         for key, dt in (("update", t1 - t0), ("draw", t2 - t1), ("encode", t3 - t2)):
             parts[key].append(dt * 1e3)
-
-    class Loop:  # the kernel's loop as the App uses it: timers only (sharpening, prefetch), not run here
-        def call_later(self, delay: float, fn: Callable[[], None]) -> None:  # the sharpening after a preview
-            pass
-
-    loop = Loop()
-    real = app_base._kernel_loop
-    app_base._kernel_loop = lambda: loop
     try:
         renders = app.renders
         others = [v for v in values if v != control.value]  # each a real change of the control
@@ -199,7 +190,6 @@ def split_app(name: str, factory: Callable[..., object], repeats: int) -> Split:
         burst_ms = (time.perf_counter() - start) * 1e3
         burst_renders = app.renders - renders
     finally:
-        app_base._kernel_loop = real
         app.close()
     w, h = _png_pixels(png)
     return Split(name, f"{w}×{h}", len(png) / 1024, *(statistics.median(parts[k]) for k in ("update", "draw", "encode")),

@@ -9,7 +9,7 @@ Usage (from the repository root)::
     .venv/bin/python benchmarks/lab.py --only train-now   # what 05's "train now" button trains
     .venv/bin/python benchmarks/lab.py --optimizer        # the flat-buffer AdamW against torch.optim.AdamW
 
-Each report is printed beside its budget (the baseline from issue 15: notebook 05 took 31-36 s and
+Each report is printed beside its budget (the baseline: notebook 05 took 31-36 s and
 four schemes 29 s before this version). Numbers depend on the machine and on what else runs on it:
 they are a report, not a test.
 """

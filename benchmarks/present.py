@@ -1,4 +1,4 @@
-"""Present mode: time from the HTTP request to the first slide on screen, for every deck (issue 13).
+"""Present mode: time from the HTTP request to the first slide on screen, for every deck.
 
 For each deck, ``python -m pe_helpers.present NN`` (what ``make present NB=NN`` runs) is started on a
 free port, and headless Chromium (1920 x 1080) opens the URL it prints; the time runs from the request
@@ -30,13 +30,13 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO), str(REPO / "tests" / "browser")]
+sys.path[:0] = [str(REPO)]
 
-import pe_browser as pb  # noqa: E402 (the browser tests' helpers: servers, Chromium, open_deck)
+from pe_helpers.testing import browser as pb  # noqa: E402 (servers, Chromium, open_deck)
 
 from pe_helpers.present import EDITIONS, decks  # noqa: E402
 
-BASELINE = "deck 05 before preheating: 43-54 s to the first slide on every page load (issue 13)"
+BASELINE = "deck 05 before preheating: 43-54 s to the first slide on every page load"
 READY_TIMEOUT = 300.0
 
 

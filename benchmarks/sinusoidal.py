@@ -5,7 +5,7 @@ Run:  .venv/bin/python benchmarks/sinusoidal.py [--repeats 7]
 For each shape, the median wall time of each implementation over the repeats, the speed
 ratio (reference time / ours: >= 1.0 means no slower), and for both the maximum absolute
 error against a float64 transcription of the formula at every position below 2**20.
-Goal (issue 2): ratio >= 1.0 with our error <= 1e-6.
+Goal: ratio >= 1.0 with our error <= 1e-6.
 """
 
 from __future__ import annotations

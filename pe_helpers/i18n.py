@@ -114,9 +114,9 @@ def _register_cjk_font() -> str:
     font_manager.fontManager.addfont(path)
     entry = next(f for f in font_manager.fontManager.ttflist if f.fname == path)
     # The subset ships one weight; list it as bold too, so bold text (a title, a label) falls back to it
-    # instead of logging "findfont: Failed to find font weight bold" (a notebook would show that line).
+    # instead of logging "findfont: Failed to find font weight bold" (a notebook would show that line). No font
+    # lookup can have asked for this family yet: font_family() names it only after this function has run.
     font_manager.fontManager.ttflist.append(dataclasses.replace(entry, weight=700))
-    font_manager.fontManager._findfont_cached.cache_clear()
     return entry.name
 
 

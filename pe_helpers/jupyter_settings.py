@@ -1,6 +1,6 @@
 """Jupyter settings this collection installs into its environment: an arrow key on a focused slider moves the slider.
 
-Why (issue 12, measured in Chromium): in **Notebook 7** an arrow key pressed on a focused slider moved the selection
+Why (measured in Chromium): in **Notebook 7** an arrow key pressed on a focused slider moved the selection
 between cells instead of the slider. Notebook 7 starts its Lumino application without ``bubblingKeydown``, so its
 shortcut handler sees every key press in the *capture* phase, before the page's elements; JupyterLab starts with
 ``bubblingKeydown: true`` and the slider takes the key first. The shortcuts that take it are the notebook's command-mode

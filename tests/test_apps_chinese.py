@@ -1,4 +1,4 @@
-"""The Chinese edition's figures and apps (issue 17): every app and static figure built after
+"""The Chinese edition's figures and apps: every app and static figure built after
 ``set_language("zh")`` speaks Chinese, draws it with the bundled CJK font without a single warning
 (a missing glyph is a matplotlib UserWarning), and stays as legible and wide as the English one."""
 

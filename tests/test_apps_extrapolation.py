@@ -12,6 +12,7 @@ import torch
 from pe_helpers import extrapolation as lab
 from pe_helpers.apps import APPS, extrapolation_app
 from pe_helpers.apps import extrapolation as extrapolation_module
+from pe_helpers.figures._base import render_rgba
 
 
 @pytest.fixture(scope="module")
@@ -124,13 +125,11 @@ def test_learned_past_L_shows_the_error_instead_of_a_map(app, results) -> None:
 @pytest.mark.parametrize("encoding, length", [("sinusoidal", 2), ("rope", 16), ("learned", 12), ("none", 7)])
 def test_partial_redraw_paints_what_a_full_redraw_paints(app, encoding: str, length: int) -> None:
     fig = app.figure
-    assert fig._dynamic and app.artists["map"] in fig._dynamic, "the toolkit's partial redraw (set_dynamic)"
+    assert fig.dynamic and app.artists["map"] in fig.dynamic, "the toolkit's partial redraw (set_dynamic)"
     app.controls["encoding"].value = encoding
     app.controls["length"].value = length
-    canvas = fig.canvas
-    assert fig._backgrounds, "the slider move restored the kept background"
-    canvas.draw()
-    partial = np.asarray(canvas.buffer_rgba()).copy()
+    assert fig.background is not None, "the slider move restored the kept background"
+    partial = render_rgba(fig)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="rgba", dpi=fig.dpi)  # saving draws every artist, from scratch, in z-order
     full = np.frombuffer(buffer.getvalue(), dtype=np.uint8).reshape(partial.shape)

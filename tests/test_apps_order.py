@@ -196,11 +196,11 @@ def test_cached_figure_repaints_dynamic_artists_over_a_kept_background() -> None
     assert render_png(fig) != moved
 
 
-def test_a_preview_is_the_same_figure_with_fewer_pixels_and_leaves_the_full_render_intact() -> None:
-    from pe_helpers.figures._base import PREVIEW_SCALE, RENDER_SCALE, new_figure, render_png
+def test_a_render_never_changes_the_figure_and_a_resized_figure_paints_a_new_background() -> None:
+    from pe_helpers.figures._base import RENDER_SCALE, new_figure, render_png
 
-    def figure(y: list[float]):  # noqa: ANN202
-        fig = new_figure(3.0, 1.5, layout=None)
+    def figure(y: list[float], width: float = 3.0):  # noqa: ANN202
+        fig = new_figure(width, 1.5, layout=None)
         ax = fig.add_axes((0.15, 0.2, 0.8, 0.7))
         (line,) = ax.plot([0, 1], y)
         ax.set_title("a title")
@@ -208,18 +208,12 @@ def test_a_preview_is_the_same_figure_with_fewer_pixels_and_leaves_the_full_rend
         return fig, line
 
     fig, line = figure([0, 1])
-    dpi = fig.dpi
-    full = Image.open(io.BytesIO(render_png(fig)))
+    dpi, size = fig.dpi, fig.get_size_inches().copy()
+    first = Image.open(io.BytesIO(render_png(fig)))
+    assert first.size == (round(3.0 * dpi), round(1.5 * dpi)) and dpi == 100 * RENDER_SCALE
+    assert round(first.info["dpi"][0]) == round(dpi), "pHYs says the figure's dpi"
     line.set_ydata([1, 0])
-    preview = Image.open(io.BytesIO(render_png(fig, preview=True)))
-    assert fig.dpi == dpi, "a preview leaves the figure's dpi as it was"
-    assert preview.size == (round(full.size[0] * PREVIEW_SCALE / RENDER_SCALE),
-                            round(full.size[1] * PREVIEW_SCALE / RENDER_SCALE))
-    assert round(preview.info["dpi"][0]) == round(dpi * PREVIEW_SCALE / RENDER_SCALE), "pHYs says the preview's dpi"
-    after = render_png(fig)  # full size again, over the full-size background kept from the first render
-    fresh, _ = figure([1, 0])
-    assert after == render_png(fresh), "the full render after a preview is what a fresh figure renders"
-    small = np.asarray(preview.convert("L"), dtype=float)
-    big = np.asarray(Image.open(io.BytesIO(after)).convert("L").resize(preview.size, Image.BILINEAR), dtype=float)
-    assert np.abs(small - big).mean() < 12, "the preview shows the same picture (the moved line included)"
-
+    render_png(fig)
+    assert fig.dpi == dpi and (fig.get_size_inches() == size).all(), "a render leaves the figure as it was"
+    fig.set_size_inches(4.0, 1.5)  # another pixel size: the kept background no longer fits, a new one is painted
+    assert render_png(fig) == render_png(figure([1, 0], width=4.0)[0])

@@ -45,7 +45,7 @@ def test_phasor_defaults_and_registry() -> None:
     assert APPS["phasor_app"] is phasor_app and APPS["dot_product_app"] is dot_product_app
     app = phasor_app()
     try:
-        _assert_phasor(app, 3, 5, 1)  # default pair 1 (issue 12: k = 5 on pair 0 turns by 286°, which reads as -74°)
+        _assert_phasor(app, 3, 5, 1)  # default pair 1 (k = 5 on pair 0 turns by 286°, which reads as -74°)
         assert app.controls["pair"].max == D // 2 - 1
     finally:
         app.close()

@@ -1,5 +1,5 @@
-"""The figure toolkit and the App machinery (issue 12): legible, crisp, visible before running, typed values,
-disabled controls, drawing in the handler, the glyph cache. Every app and every static figure builder is measured."""
+"""The figure toolkit and the App machinery: legible, crisp, visible before running, typed values, disabled
+controls, drawing in the handler, one thread at a time. Every app and every static figure builder is measured."""
 
 from __future__ import annotations
 
@@ -137,137 +137,125 @@ def test_an_app_stored_output_carries_its_figure_beside_the_widget() -> None:
         app.close()
 
 
-class _Loop:
-    """A stand-in for the kernel's io_loop: callbacks wait until :meth:`run`, timers until :meth:`run_timers`
-    (which moves the clock, ``app_base._clock``, to each timer's time)."""
-
-    def __init__(self) -> None:
-        self.callbacks, self.timers, self.now = [], [], 1000.0
-
-    def add_callback(self, fn) -> None:
-        self.callbacks.append(fn)
-
-    def call_later(self, delay: float, fn) -> None:
-        self.timers.append((self.now + delay, fn))
-
-    def run(self) -> None:
-        callbacks, self.callbacks = self.callbacks, []
-        for fn in callbacks:
-            fn()
-
-    def run_timers(self) -> None:
-        timers, self.timers = sorted(self.timers, key=lambda t: t[0]), []
-        for when, fn in timers:
-            self.now = max(self.now, when)
-            fn()
-
-    def run_until(self, t: float) -> None:
-        """Fire, in time order, every timer due by ``t`` (timers they set included), then move the clock to ``t``."""
-        while due := sorted((x for x in self.timers if x[0] <= t), key=lambda x: x[0]):
-            when, fn = due[0]
-            self.timers.remove(due[0])
-            self.now = max(self.now, when)
-            fn()
-        self.now = max(self.now, t)
-
-
 def _png_width(png: bytes) -> int:
     return Image.open(io.BytesIO(png)).size[0]
-
-
-def test_values_from_the_browser_are_previewed_in_their_handler_then_sharpened(monkeypatch) -> None:
-    """A value from the browser is drawn inside the handler of its comm message, as a preview: ipywidgets' front end
-    holds the next values of a slider until the kernel is idle after that handler (and sends only the latest), so
-    a burst of presses is drawn as often as one draw's time allows, each time with the newest value."""
-    monkeypatch.setattr(app_base, "PREFETCH", False)  # the next test covers it
-    loop = _Loop()
-    monkeypatch.setattr(app_base, "_kernel_loop", lambda: loop)
-    monkeypatch.setattr(app_base, "_clock", lambda: loop.now)
-    app = phasor_app()
-    try:
-        full = _png_width(app.image.value)
-        renders = app.renders
-        app.controls["k"].set_state({"value": 6})  # a key press
-        app.controls["k"].set_state({"value": 10})  # the latest of the presses the front end held meanwhile
-        assert app.renders == renders + 2 and not loop.callbacks, "each update drawn in its handler, nothing left over"
-        assert "k = 10" in app.caption.value and len(app.artists["path"].get_xdata()) == 11, "with the latest value"
-        assert app.previewing and _png_width(app.image.value) == full * fb.PREVIEW_SCALE // fb.RENDER_SCALE
-        assert len(loop.timers) == 1, "one timer to sharpen it"
-        loop.now += app_base.SHARPEN_AFTER_S / 2  # another press before the timer fires: the timer waits for it
-        app.controls["k"].set_state({"value": 11})
-        assert app.renders == renders + 3 and len(loop.timers) == 1
-        loop.run_timers()  # fires at the first press's deadline, sees the later value, looks again later
-        assert app.renders == renders + 3 and app.previewing and len(loop.timers) == 1
-        loop.run_timers()
-        assert app.renders == renders + 4 and not app.previewing and _png_width(app.image.value) == full
-        assert "k = 11" in app.caption.value and not loop.timers
-        app.controls["k"].set_state({"value": 12})
-        app.controls["k"].value = 2  # from Python (a test, a notebook cell): drawn at once at full size, no loop
-        assert app.renders == renders + 6 and "k = 2," in app.caption.value and not loop.callbacks
-        assert not app.previewing and _png_width(app.image.value) == full
-        loop.run_timers()  # the pending sharpen has nothing left to do
-        assert app.renders == renders + 6
-    finally:
-        app.close()
 
 
 def _pixels(png: bytes) -> np.ndarray:
     return np.asarray(Image.open(io.BytesIO(png)).convert("RGBA"))
 
 
-def test_the_values_one_key_press_away_are_prefetched_and_shown_without_drawing(monkeypatch) -> None:
-    loop = _Loop()
-    monkeypatch.setattr(app_base, "_kernel_loop", lambda: loop)
-    monkeypatch.setattr(app_base, "_clock", lambda: loop.now)
-    monkeypatch.setattr(app_base, "PREFETCH", True)
-    app = phasor_app(k=5)
-    k = app.controls["k"]
+def test_a_value_from_the_browser_is_drawn_whole_and_sharp_in_its_handler() -> None:
+    """A value from the browser (``set_state``, what ipywidgets' comm handler calls) is drawn inside that handler,
+    at full resolution: when the handler returns, the image is the figure of the new value. ipywidgets' front end
+    holds the next values of a slider until the kernel is idle after it, and sends only the latest."""
+    app = phasor_app()
     try:
-        k.set_state({"value": 6})
-        loop.run()
+        full = _png_width(app.image.value)
         renders = app.renders
-        assert app.prefetches == 0, "nothing drawn ahead before the kernel is idle"
-        loop.run_until(loop.now + app_base.PREFETCH_AFTER_S + 0.1)  # both neighbours, before the sharpen is due
-        assert app.prefetches == 2 and app.renders == renders and app.previewing
-        assert "k = 6," in app.caption.value and len(app.artists["path"].get_xdata()) == 7, \
-            "after drawing ahead the figure shows the current values again"
-        k.set_state({"value": 7})  # the next key press: shown without drawing
-        loop.run()
-        assert app.renders == renders and app.prefetch_hits == 1 and "k = 7," in app.caption.value
-        shown = app.image.value
-        loop.run_until(loop.now + app_base.PREFETCH_AFTER_S + 0.1)
-        assert len(app.artists["path"].get_xdata()) == 8, "the artists caught up with the shown value"
-        np.testing.assert_array_equal(_pixels(shown), _pixels(fb.render_png(app.figure, preview=True)),
-                                      err_msg="the prefetched preview is the figure of that value")
-        k.set_state({"value": 6})  # back again: the other direction was drawn ahead too
-        loop.run()
-        assert app.prefetch_hits == 2 and "k = 6," in app.caption.value
-        k.set_state({"value": 5})  # two presses before the kernel could draw ahead of 6: neither was drawn ahead
-        k.set_state({"value": 4})
-        prefetches = app.prefetches
-        loop.run_until(loop.now + app_base.PREFETCH_AFTER_S / 2)
-        assert app.renders == renders + 2 and "k = 4," in app.caption.value and app.prefetches == prefetches
-        k.set_state({"value": 12})  # a jump (PageUp, a click on the track): drawn as before
-        assert app.renders == renders + 3 and app.prefetch_hits == 2 and "k = 12," in app.caption.value
-        loop.run_until(loop.now + 0.2)
-        k.value = 13  # from Python: drawn at once, and what was drawn ahead is forgotten
-        assert app.renders == renders + 4 and not app._prefetched
-        loop.run_until(loop.now + 1.0)
-        assert not app.previewing and len(app.artists["path"].get_xdata()) == 14
-        assert _png_width(app.image.value) == _png_width(fb.render_png(app.figure))
+        app.controls["k"].set_state({"value": 6})  # a key press
+        app.controls["k"].set_state({"value": 10})  # the latest of the presses the front end held meanwhile
+        assert app.renders == renders + 2, "each update drawn in its handler"
+        assert "k = 10" in app.caption.value and len(app.artists["path"].get_xdata()) == 11, "with the latest value"
+        assert _png_width(app.image.value) == full == round(app.figure.display_width * fb.RENDER_SCALE)
+        fresh = phasor_app(k=10)
+        try:
+            np.testing.assert_array_equal(_pixels(app.image.value), _pixels(fresh.image.value),
+                                          err_msg="what the browser shows is a fresh render of the same values")
+        finally:
+            fresh.close()
     finally:
         app.close()
 
 
-@pytest.mark.parametrize("control, way, expected", [
-    (widgets.IntSlider(value=3, min=0, max=10), 1, [4, 2]),
-    (widgets.IntSlider(value=10, min=0, max=10), 1, [9]),
-    (widgets.FloatSlider(value=1.0, min=0.0, max=3.0, step=0.1), -1, [0.9, 1.1]),
-    (widgets.SelectionSlider(options=[("a", 1.0), ("b", 2.0), ("c", 3.0)], value=1.0), 1, [2.0]),
-])
-def test_steps_are_one_key_press_each_way(control, way: int, expected: list) -> None:
-    assert app_base._steps(control, way) == expected
-    assert app_base._key({"x": 1.0 + 0.1}) == app_base._key({"x": 1.1}), "the browser's 1.1 finds Python's 1.0 + 0.1"
+@pytest.mark.parametrize("name", MINE)
+def test_every_app_after_moves_shows_exactly_a_fresh_render_of_its_values(name: str) -> None:
+    """After every control was moved (each to its last sweep value), the image is pixel for pixel what a new app
+    built with those values shows: nothing drawn over, nothing left behind from earlier values, full resolution."""
+    from pe_helpers.apps._testing import sweep_values
+
+    factory = APPS[name]
+    app = factory(**factory_kwargs(factory))
+    start = {n: c.value for n, c in app.controls.items()}
+    first_image = app.image.value
+    try:
+        for control in app.controls.values():
+            if not control.disabled:
+                for value in sweep_values(control)[::-1]:
+                    control.value = value
+        values = {n: c.value for n, c in app.controls.items()}
+        fresh = factory(**{**factory_kwargs(factory), **values})
+        try:
+            shown = _pixels(app.image.value)
+            assert shown.shape[1] == round(app.figure.display_width * fb.RENDER_SCALE)
+            np.testing.assert_array_equal(shown, _pixels(fresh.image.value), err_msg=f"{name} with {values}")
+            for control_name, value in start.items():  # and back: an app built elsewhere shows the start as built
+                fresh.controls[control_name].value = value
+            np.testing.assert_array_equal(_pixels(fresh.image.value), _pixels(first_image), err_msg=f"{name} back to {start}")
+        finally:
+            fresh.close()
+    finally:
+        app.close()
+
+
+def test_two_threads_driving_one_app_take_turns_and_the_last_value_is_shown(monkeypatch) -> None:
+    """A kernel may handle widget messages on a thread of its own while the main thread runs a cell: two threads
+    set values and redraw one app at once. No update may change the figure while a render of it runs (the figure
+    drawn from two threads blurred JupyterLab's apps), and the image at rest is the render of the final values."""
+    import threading
+    import time
+
+    app = phasor_app()
+    rendering = []  # one entry per render running now, in any thread
+    seen: list[str] = []
+    real_render, real_update = app_base.render_png, app._update
+
+    def slow_render(fig, **kwargs):  # noqa: ANN001, ANN202 - a render that leaves a window open for a race
+        rendering.append(threading.current_thread().name)
+        try:
+            time.sleep(0.002)
+            return real_render(fig, **kwargs)
+        finally:
+            rendering.remove(threading.current_thread().name)
+
+    def watched_update(**values):  # noqa: ANN202
+        if rendering:
+            seen.append(f"update({values}) in {threading.current_thread().name} while {rendering} rendered")
+        return real_update(**values)
+
+    monkeypatch.setattr(app_base, "render_png", slow_render)
+    app._update = watched_update
+    errors: list[BaseException] = []
+
+    def drive(control: str, values: list, browser: bool) -> None:
+        try:
+            for v in values:
+                if browser:
+                    app.controls[control].set_state({"value": v})
+                else:
+                    app.controls[control].value = v
+        except BaseException as err:  # noqa: BLE001 - reported below
+            errors.append(err)
+
+    try:
+        threads = [threading.Thread(target=drive, args=("k", [3, 9, 4, 12, 7, 1, 11] * 3, True), name="comm"),
+                   threading.Thread(target=drive, args=("pos", [0, 5, 2, 9, 6, 3] * 3, False), name="main")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+        assert not errors, errors
+        assert not seen, seen[:3]
+        values = {name: c.value for name, c in app.controls.items()}
+        assert (values["k"], values["pos"]) == (11, 3)
+        fresh = phasor_app(**values)
+        try:
+            np.testing.assert_array_equal(_pixels(app.image.value), _pixels(fresh.image.value),
+                                          err_msg="at rest: the render of the final values")
+        finally:
+            fresh.close()
+    finally:
+        app.close()
 
 
 @pytest.mark.parametrize("text, value", [("10000", 1e4), ("1e4", 1e4), ("10 000", 1e4), ("1 000 000", 1e6),
@@ -412,85 +400,3 @@ def test_settle_layout_keeps_each_title_font() -> None:
     fb.settle_layout(fig)
     assert (left.title.get_fontsize(), left.title.get_fontweight()) == (15, "bold")
     assert right.title.get_fontsize() == default
-
-
-@pytest.mark.parametrize("name", ["mixing_app", "frequency_heatmap_app"])  # formulas in titles; tick labels
-def test_glyph_cache_paints_what_plain_agg_paints_and_is_used(name: str) -> None:
-    """TextCachingRenderer replays the glyph bitmaps of a text drawn before (same string, font, size, place):
-    previews and full renders are pixel for pixel what matplotlib's own Agg canvas paints, and a second draw of
-    the same values rasterizes no glyph again."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    from pe_helpers.apps._testing import sweep_values
-
-    app = APPS[name](**factory_kwargs(APPS[name]))
-    try:
-        fig = app.figure
-        assert isinstance(fig.canvas.get_renderer(), fb.TextCachingRenderer)
-        control_name, control = next((n, c) for n, c in app.controls.items() if hasattr(c, "max") and not c.disabled)
-        for value in sweep_values(control)[-2:]:
-            control.value = value
-            for preview in (True, False):
-                fb.render_png(fig, preview=preview)
-                cached = fb.render_png(fig, preview=preview)  # every text a hit
-                FigureCanvasAgg(fig)
-                fig.invalidate_background()
-                fb.render_png(fig, preview=preview)
-                plain = fb.render_png(fig, preview=preview)
-                fb._TextCachingCanvas(fig)
-                fig.invalidate_background()
-                np.testing.assert_array_equal(_pixels(cached), _pixels(plain),
-                                              err_msg=f"{name}: {control_name}={value!r}, preview={preview}")
-        assert fig._text_bitmaps, "the figure keeps its texts' glyphs"
-        renderer = fig.canvas.get_renderer()
-        drawn = []
-        real = renderer._renderer
-        fb.render_png(fig)
-        fig.invalidate_background()
-
-        class Spy:
-            def __getattr__(self, attr):
-                return getattr(real, attr)
-
-            def draw_text_image(self, *args):
-                drawn.append(args[1:3])
-                return real.draw_text_image(*args)
-
-        renderer._renderer = Spy()
-        try:
-            from unittest import mock
-
-            with mock.patch("matplotlib.ft2font.FT2Font._render_glyph", side_effect=AssertionError("rasterized")):
-                fig.canvas.draw()  # a full draw of the same values: every glyph comes from the cache
-        finally:
-            renderer._renderer = real
-        assert drawn, "glyphs were painted (replayed)"
-    finally:
-        app.close()
-
-
-def test_a_preview_after_a_full_render_measures_no_text_again() -> None:
-    """The canvas keeps a renderer per pixel size: an app alternates between its preview and its full render, and
-    a new renderer measured every text and parsed every formula again (the mixing app's first preview after a
-    full render: 65 ms instead of 24). Same renderer back, nothing measured, the same pixels."""
-    from unittest import mock
-
-    from matplotlib.backends.backend_agg import RendererAgg
-
-    app = APPS["mixing_app"]()
-    try:
-        fig = app.figure
-        first = fb.render_png(fig, preview=True)
-        preview_renderer = fig.canvas.renderer
-        fb.render_png(fig)
-        assert fig.canvas.renderer is not preview_renderer, "a full render has its own pixel size"
-        with mock.patch.object(RendererAgg, "get_text_width_height_descent", side_effect=AssertionError("measured")):
-            again = fb.render_png(fig, preview=True)
-        assert fig.canvas.renderer is preview_renderer
-        np.testing.assert_array_equal(_pixels(again), _pixels(first))
-        for _ in range(fb.RENDERERS_KEPT + 1):  # other sizes push the oldest out: a bounded number is kept
-            fig.dpi += 1
-            fb.render_png(fig)
-        assert len(fig.canvas._renderers) == fb.RENDERERS_KEPT
-    finally:
-        app.close()

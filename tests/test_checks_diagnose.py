@@ -1,4 +1,4 @@
-"""Checkers that diagnose (issue 14.4): every named mistake of every exercise gets its own message; 3.1 names
+"""Checkers that diagnose: every named mistake of every exercise gets its own message; 3.1 names
 the transformation that turns the reference into the student's table; shape errors give both shapes and the
 likely cause; no message holds a tensor dump."""
 

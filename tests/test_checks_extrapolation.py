@@ -96,7 +96,7 @@ def _measured(ref: lab.LabResults) -> dict:
 
 
 def test_prediction_checker_records_the_measured_curve_and_near_guesses(ref, capsys) -> None:
-    # issue 14.4: a prediction is recorded and shown against the result, never marked pass or fail
+    # a prediction is recorded and shown against the result, never marked pass or fail
     result = check_extrapolation_prediction(lambda: _measured(ref), results=ref)
     assert result and result.recorded and not result.passed and result.mistake is None
     out = capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""Every checker against a catalogue of misbehaving answers (issue 16.1).
+"""Every checker against a catalogue of misbehaving answers.
 
 Each answer is run through each checker under a short time limit (``PE_CHECK_TIME_LIMIT``); the
 checker must return within the limit + 1 s, print exactly one line (also at the file-descriptor
@@ -114,7 +114,7 @@ SOLUTIONS = {
     check_rope_pair: _pair,
     check_relative_score: lambda q, k, o: float(q @ apply_rope(k[None], [o])[0]),
     check_rope_attention: _rope_attention,
-    # the ★★★ reasoning exercises (issue 14)
+    # the ★★★ reasoning exercises
     check_causal_reorder: lambda s, p: torch.softmax(s[p][:, p].masked_fill(~causal_mask(len(p)), float("-inf")), -1),
     check_position_blind_value: lambda t: torch.eye(t.shape[1], dtype=t.dtype) - torch.linalg.pinv(t) @ t,
     check_smallest_distinct_dim: _smallest_distinct_dim,

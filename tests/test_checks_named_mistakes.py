@@ -1,4 +1,4 @@
-"""Across all checkers: the six mistakes issue 8 names are each recognised with their own message,
+"""Across all checkers: six common mistakes are each recognised with their own message,
 and no checker ever lets a traceback reach the student.
 
 The named mistakes are written here the way a student would write them (not taken from the

@@ -83,3 +83,44 @@ def test_environment_ranges_match_pyproject() -> None:
         if m and m.group(1) not in ("python", "pip"):
             name = CONDA_TO_PYPI.get(m.group(1), m.group(1)).lower()
             assert m.group(2) == specs[name], f"environment.yml {name}{m.group(2)} vs pyproject {name}{specs[name]}"
+
+
+def _ranges_tool():  # noqa: ANN202 - tools/ranges.py, the constraints `make test-ranges` installs
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ranges", ROOT / "tools" / "ranges.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_lowest_versions_tested_are_the_lower_bounds_claimed() -> None:
+    """`make test-ranges` installs tools/ranges.py's `lowest` constraints and checks the environment has exactly
+    them: every direct dependency has a lower bound, the same in pyproject.toml and environment.yml, and the lock
+    is not below it."""
+    import subprocess
+    import sys
+
+    from packaging.version import Version
+
+    ranges = _ranges_tool()
+    bounds = ranges.lower_bounds()
+    assert set(bounds) == pyproject_direct()
+    printed = subprocess.run([sys.executable, str(ROOT / "tools" / "ranges.py"), "lowest"], check=True,
+                             capture_output=True, text=True).stdout.split()
+    assert sorted(printed) == sorted(f"{name}=={version}" for name, version in bounds.items())
+    for line in environment_lines():
+        m = re.match(r"^\s{2}- ([A-Za-z0-9_.\-]+)>=([0-9][0-9A-Za-z.]*)", line)
+        if m:
+            name = CONDA_TO_PYPI.get(m.group(1), m.group(1)).lower()
+            assert bounds[name] == m.group(2), f"environment.yml {name}>={m.group(2)}, tested lowest {bounds[name]}"
+    pins = lock_pins()
+    for name, version in bounds.items():
+        assert Version(pins[name].split("+")[0]) >= Version(version)
+    assert ranges.same_version("3.11.0", "3.11") and not ranges.same_version("3.11.1", "3.11")
+
+
+def test_ci_runs_the_range_tests() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "make test-ranges" in ci and "test-ranges:" in (ROOT / "Makefile").read_text()
+    assert "tools/ranges.py" in (ROOT / "tools" / "test-ranges.sh").read_text()

@@ -23,7 +23,7 @@ EXCEPTIONS = {
     ("06", "phase"): "only inside the English title of a cited pull request (\"... before phase computation\"), "
                      "which the references cell keeps verbatim",
     ("06", "interleaved layout (sin, cos, sin, cos, …)"): "in 06 the interleaved layout is RoPE's pairing of "
-                     "dimensions 2i, 2i+1, for which the glossary's own term is 相邻配对 (issue 14, E10)",
+                     "dimensions 2i, 2i+1, for which the glossary's own term is 相邻配对",
 }
 
 

@@ -28,7 +28,7 @@ TEXT_KEYWORDS = {"title", "description", "tooltip", "label", "xlabel", "ylabel",
 #: Modules that are maintainer tools or front ends with their own (English) command-line help.
 SKIP = {"cli.py", "editions.py", "student.py", "i18n.py", "glossary.py", "_testing.py"}
 #: The same, named by path: ``make present``'s command line (``pe_helpers/present/__init__.py``).
-SKIP_PATHS = {"present/__init__.py"}
+SKIP_PATHS = {"present/__init__.py", "testing/__init__.py", "testing/browser.py"}
 
 
 def _literal(node: ast.AST) -> str | None:

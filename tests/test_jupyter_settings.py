@@ -1,4 +1,4 @@
-"""pe_helpers.jupyter_settings: arrow keys on a focused slider reach the slider in Notebook 7 (issue 12).
+"""pe_helpers.jupyter_settings: arrow keys on a focused slider reach the slider in Notebook 7.
 
 The browser half (Notebook 7 moves an app with the keyboard, and arrow keys still move between cells) is
 tests/browser/test_jupyterlab.py::test_notebook7_runs_a_notebook_and_the_keyboard_moves_its_apps.

@@ -1,4 +1,4 @@
-"""The ★★★ reasoning exercises of issue 14 (1.4, 2.3, 3.3, 4.3, 5.3, 6.4).
+"""The ★★★ reasoning exercises (1.4, 2.3, 3.3, 4.3, 5.3, 6.4).
 
 For each: the reference solution, taken from its notebook's solution cell, passes its checker; each
 named wrong answer, written here the way a student would write it (not taken from the checker's own

@@ -1,4 +1,4 @@
-"""The exercise convention of notebooks 01-06, and the student edition built from them (issue 8).
+"""The exercise convention of notebooks 01-06, and the student edition built from them.
 
 Static part (no kernel): every numbered notebook exists and has >= 2 exercises, each a heading
 ``### Exercise N.M · title (★☆☆ easy · ~5 min)``, a hidden solution cell tagged ``solution`` with
@@ -44,7 +44,7 @@ NOTEBOOKS = ROOT / "notebooks"
 NUMBERS = ("01", "02", "03", "04", "05", "06")
 CHECK_SOURCE = re.compile(r"^assert (check_\w+)\((\w+)\)$")
 ANY_HEADING = re.compile(r"^###\s+Exercise\b.*$", re.MULTILINE)
-#: Checkers of a prediction: their verdict is "[RECORDED]", never "[PASS]" (issue 14.4).
+#: Checkers of a prediction: their verdict is "[RECORDED]", never "[PASS]".
 PREDICTION_CHECKERS = {"check_extrapolation_prediction"}
 
 
@@ -104,7 +104,7 @@ def _code_without_magics(source: str) -> str:
 @pytest.mark.parametrize("number", NUMBERS)
 def test_numbered_notebook_exists(number: str) -> None:
     assert _source_path(number) is not None, (
-        f"notebooks/{number}_*.ipynb is missing: notebooks 01-06 each need >= 2 exercises (issue 8)")
+        f"notebooks/{number}_*.ipynb is missing: notebooks 01-06 each need >= 2 exercises")
 
 
 @pytest.mark.parametrize("number", NUMBERS)
@@ -486,7 +486,7 @@ def test_teaching_guide_lists_every_exercise_and_app() -> None:
     assert not missing, f"the glossary lacks {missing}"
 
 
-# --- a stub states the task, never the answer (issue 14, E9) -----------------------------------------
+# --- a stub states the task, never the answer -----------------------------------------
 
 #: For each exercise, how its answer reads when written out (values, formula, key expression): none may
 #: appear in the docstring the student edition keeps. Exercises not listed get the generic checks only.
@@ -545,7 +545,7 @@ def test_no_stub_docstring_gives_the_answer_away(number: str) -> None:
 
 
 def test_the_giveaway_check_catches_the_old_docstrings() -> None:
-    old = {  # the docstrings issue 14 (E9) found, one per exercise it names
+    old = {  # docstrings that gave the answer away, one per exercise they named
         "3.2": "Column order with concatenated[:, order] == interleaved: [0, d/2, 1, d/2 + 1, 2, d/2 + 2, ...].",
         "4.1": "The block B = [[cos kω, sin kω], [-sin kω, cos kω]] with B·[sin pω, cos pω] = [sin (p+k)ω, cos (p+k)ω].",
         "4.2": "R(k) = diag(B_0(k), ..., B_{d/2-1}(k)) with B_i = [[cos kω_i, sin kω_i], [-sin kω_i, cos kω_i]].",

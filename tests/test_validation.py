@@ -53,7 +53,7 @@ def test_length_zero_is_allowed() -> None:
     assert sinusoidal(0, 8).shape == (0, 8)
 
 
-# The silent wrong answers and unclear errors of issue 16, one by one.
+# The silent wrong answers and unclear errors, one by one.
 
 def test_sinusoidal_module_refuses_integer_and_bool_x() -> None:
     module = SinusoidalPositionalEncoding(8)

@@ -7,21 +7,19 @@ move, and its behaviour differs between JupyterLab, Notebook 7, VS Code and Voil
 (output capture inside callbacks is the classic source of "nothing happens" reports).
 An ``Image`` widget is one synced byte-string trait: it works the same in every front end
 that has ipywidgets, needs no extension beyond ipywidgets (no ipympl), and is testable headless.
+(ipympl would send only the changed pixels, but needs a front-end extension in every front end; Voilà
+and GitHub would show nothing. Bokeh/Plotly redraw in the browser, but every figure here would have to
+be written twice.)
 
-* **Instant**: a value set from Python (a test, a notebook cell) redraws synchronously, so the
-  next line can read the artists. Values from the browser are *coalesced* by ipywidgets' front end: it
-  sends one update of a slider at a time and, until the kernel is idle after it, keeps only the latest
-  of the values that follow. The App draws inside the handler of each update, so a burst of ten key
-  presses is drawn a few times (one per draw's duration), each time with the latest value.
-  That draw is a *preview* (:data:`~pe_helpers.figures._base.PREVIEW_SCALE`, a quarter of the pixels,
-  somewhat faster to draw and send; benchmarks/browser_latency.py measures it); once no value has come for
-  :data:`SHARPEN_AFTER_S`, the same figure is rendered again at full resolution. While the kernel then
-  waits, the App *prefetches* the previews one key press away (the control just moved, one step each way,
-  :data:`PREFETCH_AFTER_S` after the move), so the next arrow-key press shows its figure without drawing; a jump
-  (PageUp, a click on the track, a typed value) draws as before. (ipympl would
-  send only the changed pixels, but needs a front-end extension in every front end; Voilà and
-  GitHub would show nothing. Bokeh/Plotly redraw in the browser, but every figure here would
-  have to be written twice. So: Agg, fewer pixels while moving.)
+* **One render path**: every new control value, from the browser or from Python, is drawn in the
+  handler that receives it, at full resolution, under :data:`~pe_helpers.figures._base.DRAW_LOCK` from
+  "apply the values" to "PNG encoded". Nothing else draws: no timers, no second resolution. A kernel may
+  handle widget messages on a thread of its own (JupyterLab's subshells); the lock makes the draws of two
+  threads take turns, and the last value set is drawn last, so what the browser shows at rest is the render
+  of the controls' current values.
+* **Instant**: ipywidgets' front end sends one update of a slider at a time and, until the kernel is idle
+  after it, keeps only the latest of the values that follow. A burst of ten key presses is drawn a few times
+  (one per draw's duration), each time with the latest value; the last one drawn is the last value.
 * **Visible before running**: an App's stored output carries its current figure as a PNG beside
   the widget view (``_repr_mimebundle_``), so a notebook opened without running shows the figure.
 * **Crisp**: the PNG has :data:`~pe_helpers.figures._base.RENDER_SCALE` × the displayed pixels; the
@@ -35,69 +33,36 @@ from __future__ import annotations
 
 import base64
 import html
+import json
 import math
-import os
 import re
-import time
 from collections.abc import Callable, Mapping, Sequence
 
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
-from ..figures._base import FigureHandle, format_number, freeze_layout, render_png
+from ..figures._base import DRAW_LOCK, PNG_VALUES_KEY, FigureHandle, format_number, freeze_layout, render_png
 from ..i18n import _
 
-__all__ = ["App", "Enabled", "BASES", "SHARPEN_AFTER_S", "PREFETCH_AFTER_S", "base_slider", "parse_number"]
-
-#: Seconds without a new value from the browser after which a previewed figure is rendered at full resolution.
-#: The preview is already sharp at a device pixel ratio of 1 (most projectors); the full render (50–120 ms on
-#: this 2-core machine) waits until the hand has left the key, so it does not delay the next press.
-SHARPEN_AFTER_S = 0.3
-_clock = time.monotonic  # the kernel loop's timers count in this clock's seconds (a test replaces it)
-#: ``PE_APP_PREVIEW=0`` in the kernel's environment: every value from the browser is drawn at full resolution
-#: at once, no preview (what a lecturer may prefer on a fast machine; benchmarks/browser_latency.py's baseline).
-PREVIEW = os.environ.get("PE_APP_PREVIEW", "1").strip() != "0"
-#: Seconds after a value from the browser is shown before the App renders the previews one step away from it.
-#: Not at once: the rest of a burst of key presses (a few ms apart) arrives first and cancels the prefetch, so a
-#: burst is not delayed by drawing values it has already passed. Turned off with the previews (``PE_APP_PREVIEW=0``).
-PREFETCH_AFTER_S = 0.05
-#: Prefetch on (``PE_APP_PREFETCH=0`` in the kernel's environment turns it off alone; it needs the previews).
-PREFETCH = PREVIEW and os.environ.get("PE_APP_PREFETCH", "1").strip() != "0"
-#: Prefetched previews kept (the neighbours of the shown values; each is a preview PNG of about 100–200 kB).
-PREFETCH_KEEP = 4
+__all__ = ["App", "Enabled", "BASES", "base_slider", "parse_number"]
 
 #: ``{control: (predicate on the current values, tooltip)}``: the control is disabled while the predicate is false.
 Enabled = Mapping[str, tuple[Callable[[dict], bool], str]]
-
-
-def _kernel_loop() -> object | None:
-    """The running kernel's event loop (``add_callback``), or ``None`` outside a kernel (tests, scripts)."""
-    try:
-        from IPython import get_ipython
-    except ImportError:  # pragma: no cover - IPython comes with ipywidgets
-        return None
-    shell = get_ipython()
-    kernel = getattr(shell, "kernel", None)
-    loop = getattr(kernel, "io_loop", None)
-    return loop if hasattr(loop, "add_callback") else None
 
 
 class App(widgets.VBox):
     """A figure driven by controls.
 
     Attributes:
-        controls: name -> control widget; setting ``controls[name].value`` from Python redraws synchronously.
+        controls: name -> control widget; setting ``controls[name].value`` redraws before the assignment returns.
         handle: the builder's :class:`~pe_helpers.figures._base.FigureHandle` (``figure``, named ``artists``, ``update``).
         figure: the matplotlib Figure, built once, whose artists are updated in place.
         artists: the figure's artists by name (what tests read).
         image: the :class:`ipywidgets.Image` showing the latest PNG of ``figure``.
         caption: an :class:`ipywidgets.HTML` readout with the current values (what ``update`` returned).
-        renders: how many times the figure has been rendered, previews included (tests and benchmarks read it).
-        prefetches: previews rendered ahead for the values one key press away; ``prefetch_hits``: how many of
-            them were shown (the figure's artists follow the shown values once the loop has run the next callback).
-        previewing: True while the image shows a preview that is still to be sharpened.
+        renders: how many times the figure has been rendered (tests and benchmarks read it).
 
-    ``figure`` is a :class:`FigureHandle`, or (older builders) a Figure with ``update`` given separately.
+    ``figure`` is a :class:`FigureHandle`, or a Figure with ``update`` given separately.
     ``extras``: widgets shown with the controls that are not parameters of ``update`` (a typed-value box).
     ``enabled``: controls that only matter in some states are disabled, with a tooltip saying when they matter.
     """
@@ -121,19 +86,7 @@ class App(widgets.VBox):
         self._update = handle.update
         self._values = values or (lambda: {name: w.value for name, w in self.controls.items()})
         self._enabled = dict(enabled or {})
-        self._loop: object | None = None
-        self._sharpen_at: float | None = None  # when the shown preview is due to be sharpened (loop time)
         self.renders = 0
-        # Prefetch (values from the browser only): the control last moved and which way, the previews rendered
-        # ahead {values key: (png, caption)}, a counter that cancels a prefetch when newer values come, and
-        # whether the figure's artists lag behind the shown image (after a prefetched preview was shown).
-        self._names = {id(w): name for name, w in self.controls.items()}
-        self._moved: tuple[str, int] | None = None
-        self._prefetched: dict[tuple, tuple[bytes, str]] = {}
-        self._generation = 0
-        self._stale = False
-        self.prefetches = 0
-        self.prefetch_hits = 0
         self.title = title
         width_px = getattr(self.figure, "display_width", round(self.figure.get_figwidth() * self.figure.dpi))
         self.image = widgets.Image(format="png", layout=widgets.Layout(width=f"{width_px}px", max_width="100%"))
@@ -145,111 +98,28 @@ class App(widgets.VBox):
         box = widgets.HBox([*self.controls.values(), *extras], layout=widgets.Layout(flex_flow="row wrap"))
         super().__init__(children=[*header, box, self.caption, self.image])
         self.add_class("pe-app")
-        self._apply()
-        freeze_layout(self.figure)
-        self._render()
+        with DRAW_LOCK:
+            values = self._apply()
+            freeze_layout(self.figure)
+            self._render(values)
         for w in self.controls.values():
             w.observe(self._on_change, names="value")
 
     def _on_change(self, change: dict) -> None:
         # No try/except: an exception in a callback must surface (in tests, and in the
         # JupyterLab log console) instead of leaving a stale figure.
-        from_browser = bool(getattr(change.get("owner"), "_property_lock", None))
-        loop = _kernel_loop() if from_browser else None
-        if loop is None:
-            self.refresh()
-            return
-        name = self._names.get(id(change.get("owner")))
-        way = _direction(change.get("owner"), change.get("old"), change.get("new"))
-        self._moved = (name, way) if name is not None and way else None
-        # Drawn now, inside the handler of the comm message: ipywidgets' front end sends one update of a widget at
-        # a time and holds the later ones (keeping only the latest) until the kernel is idle after it, so while
-        # this draws, the rest of a burst piles up there and comes as one value. (A loop callback let the kernel
-        # go idle first: the next value came at once and waited behind this draw, then was drawn in turn, stale
-        # by then: 5 previews for 10 presses, measured in benchmarks/browser_latency.py.)
-        self._loop = loop
-        self._flush()
+        self.refresh()
 
-    def _flush(self) -> None:
-        values = self._values()
-        shown = self._prefetched.get(_key(values)) if PREFETCH else None
-        if shown is not None:  # drawn ahead while the kernel waited: show it, the artists follow in a callback
-            png, text = shown
-            self._show(values, text)
-            self.image.value = png
-            self._stale = True
-            self.prefetch_hits += 1
-        else:
-            self._apply()
-            self._render(preview=PREVIEW)
-        if not PREVIEW:
-            return
-        self._generation += 1
-        if PREFETCH and self._moved is not None:
-            generation = self._generation
-            self._loop.call_later(PREFETCH_AFTER_S, lambda: self._prefetch(generation))
-        first = self._sharpen_at is None
-        self._sharpen_at = _clock() + SHARPEN_AFTER_S
-        if first:  # one timer at a time; it looks again when it fires if more values came meanwhile
-            self._loop.call_later(SHARPEN_AFTER_S, self._sharpen)
+    def refresh(self) -> None:
+        """Apply the current control values to the figure and render it, under the one draw lock."""
+        with DRAW_LOCK:
+            self._render(self._apply())
 
-    def _sharpen(self) -> None:
-        if self._sharpen_at is None:  # a value set from Python drew at full resolution meanwhile
-            return
-        left = self._sharpen_at - _clock()
-        if left > 0:  # still moving: look again later
-            self._loop.call_later(max(left, 0.02), self._sharpen)
-            return
-        if self._stale:
-            self._apply()
-        self._render()
-
-    def _neighbours(self) -> list[dict]:
-        """The values one key press away from the shown ones, on the control last moved: its direction first."""
-        if self._moved is None:
-            return []
-        name, way = self._moved
-        control = self.controls[name]
-        values = self._values()
-        return [{**values, name: v} for v in _steps(control, way)] if not control.disabled else []
-
-    def _prefetch(self, generation: int, todo: list[dict] | None = None) -> None:
-        """Render the preview of one neighbour (:meth:`_neighbours`), then schedule the next: one at a time, so
-        that a key press that arrives meanwhile waits for at most one preview. Newer values cancel it."""
-        if generation != self._generation or self._loop is None:
-            return
-        if todo is None:
-            todo = self._neighbours()
-            keep = {_key(v) for v in todo}
-            self._prefetched = {k: v for k, v in self._prefetched.items() if k in keep}
-        if not todo:
-            return
-        ahead, *rest = todo
-        key = _key(ahead)
-        if key not in self._prefetched:
-            text = self._update(**ahead)
-            png = render_png(self.figure, preview=True)
-            self._update(**self._values())  # the artists show the current values again
-            self._stale = False
-            self._prefetched[key] = (png, html.escape(text) if text else "")
-            while len(self._prefetched) > PREFETCH_KEEP:
-                self._prefetched.pop(next(iter(self._prefetched)))
-            self.prefetches += 1
-        if rest:
-            self._loop.call_later(0.005, lambda: self._prefetch(generation, rest))
-        elif self._stale:
-            self._update(**self._values())
-            self._stale = False
-
-    @property
-    def previewing(self) -> bool:
-        return self._sharpen_at is not None
-
-    def _apply(self) -> None:
+    def _apply(self) -> dict:
         values = self._values()
         text = self._update(**values)
-        self._stale = False
         self._show(values, html.escape(text) if text else "")
+        return values
 
     def _show(self, values: dict, caption: str) -> None:
         """The caption (HTML) and which controls are enabled, for ``values``."""
@@ -259,19 +129,11 @@ class App(widgets.VBox):
             control.disabled = not matters(values)
             control.tooltip = tooltip
 
-    def refresh(self) -> None:
-        """Apply the current control values to the figure and re-render the image (prefetched previews are dropped:
-        whatever called this may have changed what the figure shows)."""
-        self._prefetched.clear()
-        self._generation += 1
-        self._apply()
-        self._render()
-
-    def _render(self, *, preview: bool = False) -> None:
-        self.image.value = render_png(self.figure, preview=preview)
+    def _render(self, values: dict) -> None:
+        """The figure as PNG into the image; the PNG records ``values`` (:data:`PNG_VALUES_KEY`)."""
+        recorded = json.dumps(values, ensure_ascii=True, default=str)
+        self.image.value = render_png(self.figure, text={PNG_VALUES_KEY: recorded})
         self.renders += 1
-        if not preview:
-            self._sharpen_at = None
 
     def _repr_mimebundle_(self, **kwargs: object) -> tuple[dict, dict]:
         """The widget view, plus the current figure as a PNG (shown at the figure's display width) and a line of
@@ -311,44 +173,6 @@ def _show_whole_labels(widget: widgets.Widget) -> None:
         style.description_width = "initial"
     if hasattr(style, "button_width") and not style.button_width:
         style.button_width = "auto"
-
-
-def _key(values: Mapping[str, object]) -> tuple:
-    """A hashable key for control values; floats to 9 decimals (the browser's 1.1 is Python's 1.0 + 0.1)."""
-    return tuple((name, round(v, 9) if isinstance(v, float) else v) for name, v in sorted(values.items()))
-
-
-def _options(control: widgets.ValueWidget) -> list:
-    return [o[1] if isinstance(o, tuple) else o for o in control.options]
-
-
-def _direction(control: object, old: object, new: object) -> int:
-    """+1 or -1: which way a slider moved (by option index for a selection slider); 0 for anything else."""
-    try:
-        if isinstance(control, widgets.SelectionSlider):
-            options = _options(control)
-            old, new = options.index(old), options.index(new)
-        elif not isinstance(control, (widgets.IntSlider, widgets.FloatSlider)):
-            return 0
-        return (new > old) - (new < old)
-    except (ValueError, TypeError):
-        return 0
-
-
-def _steps(control: widgets.ValueWidget, way: int) -> list:
-    """The values one key press away from ``control.value``: the ``way`` side first, then the other (in range)."""
-    if isinstance(control, widgets.SelectionSlider):
-        options = _options(control)
-        i = options.index(control.value)
-        return [options[j] for j in (i + way, i - way) if 0 <= j < len(options)]
-    step, value = control.step, control.value
-    found = []
-    for d in (way, -way):
-        v = value + d * step
-        v = round(v, 9) if isinstance(control, widgets.FloatSlider) else v
-        if control.min <= v <= control.max:
-            found.append(v)
-    return found
 
 
 # --- shared controls ------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from ..extrapolation import ENCODINGS, TASKS, attention_map, copy_head, referenc
 from ..extrapolation.probe import source_positions
 from ..extrapolation.results import LabResults, parse_encodings, parse_tasks
 from ..figures.extrapolation import build_extrapolation
-from ..figures._base import FigureHandle
+from ..figures._base import FigureHandle, freeze_layout
 from ..i18n import _
 from ._base import App
 
@@ -166,7 +166,7 @@ class TrainNow(widgets.VBox):
         self.app_box.children = (extrapolation_app(results=self.results, task=self.tasks[0]),) if app else ()
 
 
-# --- additive mixing: the four terms of the score (issue 14, section 1 of notebook 05) -------------
+# --- additive mixing: the four terms of the score (section 1 of notebook 05) -------------
 # Kept in one block at the end of the module; its own imports are here so the block moves as a whole.
 
 import torch  # noqa: E402
@@ -223,8 +223,10 @@ def mixing_app(*, weights: str = "random", stage: str = "after W_Q W_Kᵀ", cont
         who = _("random weights") if weights == "random" else _("trained copy model (layer 0, head 0)")
         return result, _("{who}, {where}, content × {scale:g}").format(who=who, where=where, scale=content_scale)
 
-    first, _note = terms(weights, stage, content_scale)
-    handle = build_mixing(first)  # the heading is the equation alone: the caption names the settings
+    # Laid out once for the default settings, whatever the start values: the same values then always look the same
+    # (the start values are applied by the App, over that layout). The heading is the equation alone.
+    handle = build_mixing(terms(_MIXING_WEIGHTS[0], _MIXING_STAGES[1], 1.0)[0])
+    freeze_layout(handle.figure)
 
     def update(weights: str, stage: str, content_scale: float) -> str:
         result, note = terms(weights, stage, content_scale)

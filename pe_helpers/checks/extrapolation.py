@@ -222,7 +222,7 @@ def check_extrapolation_prediction(fn: Callable[[], object], *, results: LabResu
     return report(CheckResult(_EX_PREDICT, False, message, note, recorded=True, printed=run.printed), quiet)
 
 
-# --- ★★★ reasoning exercises (issue 14) ---
+# --- ★★★ reasoning exercises ---
 # 5.3: which M keeps the position·position term relative? PE(i)ᵀ M PE(j) depends only on j − i exactly when
 # M commutes with every R(k); a random W_Q W_Kᵀ does not, which is why RoPE rotates q and k instead.
 

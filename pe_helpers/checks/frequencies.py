@@ -362,7 +362,7 @@ def check_concatenated_to_interleaved(fn: Callable[[int], object], *, quiet: boo
     return run_exercise(_LAYOUT, fn, quiet=quiet, limit=time_limit)
 
 
-# --- ★★★ reasoning exercises (issue 14) ---
+# --- ★★★ reasoning exercises ---
 # 3.3: how many columns until every position is told apart? Rounded to a few decimals, the fast pair
 # repeats every 2π positions; slower pairs, like the higher digits of a counter, separate positions it
 # confuses. A larger d re-spaces the geometric ladder ω_i = base^(−2i/d), so the digits get finer.

@@ -173,7 +173,7 @@ def check_row_similarity(fn: Callable[..., object], *, quiet: bool = False,
     return run_exercise(_SIMILARITY, fn, quiet=quiet, limit=time_limit)
 
 
-# --- ★★★ reasoning exercises (issue 14) ---
+# --- ★★★ reasoning exercises ---
 # 2.3: a value projection blind to position. The architecture feeds x + p into W_V, but the weights can
 # null a position subspace: W_V = I − Π, with Π the orthogonal projector onto the span of the table's rows.
 

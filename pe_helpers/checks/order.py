@@ -225,7 +225,7 @@ def check_equivariance_error(fn: Callable[..., object], *, quiet: bool = False,
     return run_exercise(_EQUIVARIANCE, fn, quiet=quiet, limit=time_limit)
 
 
-# --- ★★★ reasoning exercises (issue 14) ---
+# --- ★★★ reasoning exercises ---
 # 1.4: the causal weights of a reordered sequence. Without a mask, softmax(P S Pᵀ) = P softmax(S) Pᵀ
 # (a row-wise softmax does not care in which order a row's entries come, nor which row is which);
 # with a causal mask the mask stays with the POSITIONS while the tokens move, so the two differ.

@@ -309,7 +309,7 @@ def example_rope_mistakes(exercise: str) -> dict[str, Callable[..., Tensor]]:
     return {m.name: m.fn for m in table[exercise]}
 
 
-# --- ★★★ reasoning exercises (issue 14) ---
+# --- ★★★ reasoning exercises ---
 # 6.4: predict, then reveal. Move a whole sequence by a common shift s. RoPE's scores (R_i x_i)·(R_j x_j) =
 # x_iᵀ R_{j−i} x_j do not change; additive scores (x_i + p_{i+s})·(x_j + p_{j+s}) do, through the
 # content·position terms (notebook 05), although their position·position term alone does not.

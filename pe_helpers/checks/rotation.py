@@ -149,7 +149,7 @@ def check_shift_matrix(fn: Callable[[int, int], object], *, quiet: bool = False,
     return run_exercise(_MATRIX, fn, quiet=quiet, limit=time_limit)
 
 
-# --- ★★★ reasoning exercises (issue 14) ---
+# --- ★★★ reasoning exercises ---
 # 4.3: a bilinear form that looks k₀ positions ahead. PE(q) = R(q − p) PE(p), so PE(p)ᵀ W PE(q) =
 # PE(p)ᵀ W R(q − p) PE(p): a W that undoes a rotation by k₀ makes the score largest at q − p = k₀.
 

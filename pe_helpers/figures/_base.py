@@ -6,7 +6,7 @@ which changes those artists *in place* (``set_data``, ``set_array``, ``set_text`
 new figure, and returns a one-line caption. Static ``plot_*`` functions return a :class:`CachedFigure`
 (which shows itself as a crisp PNG in a notebook).
 
-Sizes (issue 12): a figure is designed for :data:`DISPLAY_WIDTH_PX` CSS pixels, the output area of a
+Sizes: a figure is designed for :data:`DISPLAY_WIDTH_PX` CSS pixels, the output area of a
 notebook in a 1280 px window, at :data:`DISPLAY_DPI` CSS px per inch, and rendered at
 :data:`RENDER_SCALE` times that (crisp on HiDPI projectors and when zoomed). Every text is at least
 :data:`MIN_FONT_PT` points, which is :data:`MIN_FONT_CSS_PX` CSS px at that width;
@@ -22,6 +22,7 @@ import base64
 import functools
 import os
 import struct
+import threading
 import zlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.text import Text
@@ -45,7 +46,7 @@ __all__ = [
     "DISPLAY_WIDTH_PX",
     "DISPLAY_DPI",
     "RENDER_SCALE",
-    "PREVIEW_SCALE",
+    "DRAW_LOCK",
     "MIN_FONT_PT",
     "MIN_SLIDE_TEXT_PX",
     "NOTEBOOK_FONT_PT",
@@ -65,6 +66,8 @@ __all__ = [
     "min_font_css_px",
     "misplaced_texts",
     "PNG_MIN_FONT_KEY",
+    "PNG_VALUES_KEY",
+    "render_rgba",
     "render_png",
     "encode_png",
     "symmetric_limits",
@@ -82,14 +85,11 @@ SEQUENTIAL = "cividis"
 DISPLAY_WIDTH_PX = 1000
 #: CSS px per inch of figure size when displayed (a 10-inch figure is shown 1000 CSS px wide).
 DISPLAY_DPI = 100
-#: Rendered pixels per displayed CSS px (2: crisp on HiDPI screens, projectors and browser zoom).
+#: Rendered pixels per displayed CSS px: the device pixels of a screen with ``devicePixelRatio`` 2 (a HiDPI laptop),
+#: and twice those of a 1× screen or projector, which leaves room for the browser's zoom. A figure is made at this
+#: resolution and keeps it: every render of it, in an app or a notebook, has these pixels.
 RENDER_SCALE = 2
-#: Rendered pixels per CSS px of a *preview* (``render_png(fig, preview=True)``): what an app shows while its
-#: slider moves in the browser, a quarter of the pixels (sharp at a device pixel ratio of 1). Measured here it
-#: renders in 0.6–0.9 × the time of a full render (text glyphs, not pixels, dominate the draw); the app renders
-#: at :data:`RENDER_SCALE` again once the slider rests (issue 12).
-PREVIEW_SCALE = 1
-#: The smallest text any figure may carry, in CSS px at :data:`DISPLAY_WIDTH_PX` (issue 12).
+#: The smallest text any figure may carry, in CSS px at :data:`DISPLAY_WIDTH_PX`.
 MIN_FONT_CSS_PX = 14.0
 #: Present mode: ``make present`` (:mod:`pe_helpers.present`) sets ``PE_PRESENT=1`` for its Voilà kernels.
 PRESENT = os.environ.get("PE_PRESENT") == "1"
@@ -110,120 +110,21 @@ FIGURE_WIDTH_IN = DISPLAY_WIDTH_PX / DISPLAY_DPI
 Updater = Callable[..., "str | None"]
 
 
-#: Texts whose glyphs a figure keeps (:class:`TextCachingRenderer`): a slider app redraws a few dozen per move (at
-#: 2× and at preview size); a text of 20 glyphs at 14 pt and 200 dpi holds about 30 kB, so at most some 15 MB.
-TEXT_CACHE_SIZE = 512
-
-
-class _GlyphRecorder:
-    """Stands in for Agg's C++ renderer while a text is drawn: forwards every glyph bitmap and keeps a copy."""
-
-    def __init__(self, target: object) -> None:
-        self.target = target
-        self.glyphs: list[tuple[np.ndarray, int, int, float]] = []
-        self.other = False  # anything but a glyph (a fraction bar of a formula): not kept
-
-    def draw_text_image(self, image: np.ndarray, x: int, y: int, angle: float, gc: object) -> None:
-        self.glyphs.append((np.array(image, copy=True), x, y, angle))
-        self.target.draw_text_image(image, x, y, angle, gc)
-
-    def __getattr__(self, name: str) -> object:
-        self.other = True
-        return getattr(self.target, name)
-
-
-class TextCachingRenderer(RendererAgg):
-    """Agg, with each text's glyph bitmaps rasterized once per figure and replayed afterwards.
-
-    Matplotlib lays out and rasterizes every glyph of every text on every draw (FreeType, one call per glyph):
-    for a slider app that is most of a move's draw (its tick labels and titles barely change). A text drawn
-    again with the same string, font, size, angle, colour-independent settings and *exact* position reuses the
-    glyph bitmaps of the first draw, composited by the same Agg call in the same order, so the pixels are
-    identical (tests/test_apps_toolkit.py compares them). Kept per figure (``cache``, a dict, least recently
-    used first out after :data:`TEXT_CACHE_SIZE` texts); a text with anything but glyphs is drawn as usual.
-    """
-
-    def __init__(self, width: float, height: float, dpi: float, cache: dict | None) -> None:
-        super().__init__(width, height, dpi)
-        self._text_cache = cache
-
-    def _cached_text(self, key: tuple, draw: Callable[[], None], gc: object) -> None:
-        cache = self._text_cache
-        if cache is None:
-            draw()
-            return
-        glyphs = cache.pop(key, None)
-        if glyphs is None:
-            recorder = _GlyphRecorder(self._renderer)
-            self._renderer = recorder
-            try:
-                draw()
-            finally:
-                self._renderer = recorder.target
-            if recorder.other:
-                return
-            glyphs = recorder.glyphs
-            while len(cache) >= TEXT_CACHE_SIZE:
-                cache.pop(next(iter(cache)))
-        else:
-            for image, x, y, angle in glyphs:
-                self._renderer.draw_text_image(image, x, y, angle, gc)
-        cache[key] = glyphs  # most recently used last
-
-    def _key(self, gc: object, x: float, y: float, s: str, prop: object, angle: float, ismath: object,
-             mtext: object) -> tuple:
-        features = mtext.get_fontfeatures() if mtext is not None else None
-        language = mtext.get_language() if mtext is not None else None
-        return (s, ismath, tuple(prop.__dict__.values()), angle, x, y, self.dpi, self.height,
-                gc.get_antialiased(), get_hinting_flag(), tuple(features or ()), language)
-
-    def draw_text(self, gc, x, y, s, prop, angle, ismath=False, mtext=None):  # noqa: ANN001, ANN201 - Agg's signature
-        if ismath == "TeX":
-            return super().draw_text(gc, x, y, s, prop, angle, ismath, mtext)
-        key = self._key(gc, x, y, s, prop, angle, ismath, mtext)
-        self._cached_text(key, lambda: RendererAgg.draw_text(self, gc, x, y, s, prop, angle, ismath, mtext), gc)
-        return None
-
-
-#: Renderers a canvas keeps, one per pixel size (:class:`_TextCachingCanvas`): an app's full render and its preview.
-RENDERERS_KEPT = 3
-
-
-class _TextCachingCanvas(FigureCanvasAgg):
-    """Agg's canvas, drawing with a :class:`TextCachingRenderer` that keeps its glyphs on the figure.
-
-    It keeps a renderer per pixel size (the last :data:`RENDERERS_KEPT`), where Agg's canvas makes a new one
-    whenever the dpi changes. An app alternates between two sizes (a preview while the slider moves, the full
-    render when it rests), and a new renderer starts with empty caches: matplotlib keeps a text's measured
-    extents per renderer, and each renderer has its own mathtext parser with its own cache of parsed formulas.
-    The first preview after a full render of the mixing app re-parsed all its formulas: 65 ms instead of 24.
-    """
-
-    def get_renderer(self) -> RendererAgg:
-        w, h = self.get_width_height(physical=True)
-        key = w, h, self.figure.dpi
-        if self._lastKey != key:
-            kept = self.__dict__.setdefault("_renderers", {})
-            renderer = kept.pop(key, None)
-            if renderer is None:
-                cache = self.figure.__dict__.setdefault("_text_bitmaps", {})
-                renderer = TextCachingRenderer(w, h, self.figure.dpi, cache)
-                while len(kept) >= RENDERERS_KEPT:
-                    kept.pop(next(iter(kept)))
-            kept[key] = renderer  # most recently used last
-            self.renderer = renderer
-            self._lastKey = key
-        return self.renderer
+#: One lock for every draw of every figure: an app's update, its draw and its PNG encoding run under it, so a figure
+#: is never changed by one thread while another draws it (a kernel may handle widget messages on a thread of its own,
+#: and matplotlib's text and font caches are shared between figures).
+DRAW_LOCK = threading.RLock()
 
 
 class CachedFigure(Figure):
     """The toolkit's one figure class: partial redraws for apps, a crisp PNG in notebooks, legible text.
 
-    * **Partial redraw** (Agg blitting): ``fig.set_dynamic(*artists)`` names the artists an ``update``
-      changes. Everything else is painted once into a background that later draws restore in one
-      memory copy; the dynamic artists are drawn on top, in the order given. After changing anything
-      *not* dynamic (limits, tick labels, colorbars) call ``fig.invalidate_background()``. Saving
-      always draws every artist. Use a fixed layout (:func:`settle_layout`) before ``set_dynamic``.
+    * **Partial redraw** (matplotlib's blitting recipe, on its public API): ``fig.set_dynamic(*artists)`` names
+      the artists an ``update`` changes; they become ``animated``, so a full draw leaves them out. :func:`render_rgba`
+      paints everything else once into a background (``canvas.copy_from_bbox``), and each later render restores it
+      in one memory copy (``canvas.restore_region``) and draws the dynamic artists on top, in the order given
+      (``fig.draw_artist``). After changing anything *not* dynamic (limits, tick labels, colorbars) call
+      ``fig.invalidate_background()``. Use a fixed layout (:func:`settle_layout`) before ``set_dynamic``.
     * **Legible**: every full draw first raises any text below :data:`MIN_FONT_PT` to it (:func:`legible`).
     * **Shown before anything runs**: ``_repr_mimebundle_`` is a PNG at :data:`RENDER_SCALE` × its
       displayed size, with the displayed width in the metadata (JupyterLab, Notebook 7, GitHub, nbviewer).
@@ -231,9 +132,9 @@ class CachedFigure(Figure):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
-        self._dynamic: list = []
-        #: The painted background per pixel size (a preview and a full render each keep theirs).
-        self._backgrounds: dict[tuple, object] = {}
+        self.dynamic: list = []
+        #: The painted background and the pixel size it was painted at (None: paint it at the next render).
+        self.background: tuple[tuple[int, int], object] | None = None
         #: The smallest visible text in points at the last full draw (:func:`min_font_pt`).
         self.smallest_text_pt: float | None = None
 
@@ -246,45 +147,30 @@ class CachedFigure(Figure):
         """Mark ``artists`` as the ones redrawn on every render (they become ``animated``)."""
         for artist in artists:
             artist.set_animated(True)
-            self._dynamic.append(artist)
+            self.dynamic.append(artist)
         self.invalidate_background()
 
     def invalidate_background(self) -> None:
-        """Forget the cached backgrounds: the next render (at any size) paints everything once more."""
-        self._backgrounds.clear()
-
-    def _full_draw(self, renderer) -> None:  # noqa: ANN001
-        legible(self)
-        engine = self.get_layout_engine()
-        if isinstance(engine, ConstrainedLayoutEngine):  # one pass more than matplotlib's
-            engine.execute(self)  # (one pass alone left slide-sized titles and labels partly off the figure)
-        super().draw(renderer)
-        self.smallest_text_pt = min_font_pt(self)  # read by render_png (partial redraws keep the sizes)
+        """Forget the painted background: the next render paints everything once more."""
+        self.background = None
 
     def draw(self, renderer) -> None:  # noqa: ANN001 - matplotlib's signature
-        canvas = self.canvas
-        cached_path = self._dynamic and not canvas.is_saving() and renderer is getattr(canvas, "renderer", None)
-        if not cached_path:
-            animated = [a for a in self._dynamic if a.get_animated()] if canvas.is_saving() else []
-            for artist in animated:  # a saved image shows everything, dynamic artists included
-                artist.set_animated(False)
-            try:
-                self._full_draw(renderer)
-            finally:
-                for artist in animated:
-                    artist.set_animated(True)
-            return
-        key = (renderer.width, renderer.height, self.get_layout_engine() is None)
-        background = self._backgrounds.get(key)
-        if background is None:
-            self._full_draw(renderer)  # animated (dynamic) artists are skipped here
-            self._backgrounds[key] = canvas.copy_from_bbox(self.bbox)
-        else:
-            canvas.restore_region(background)
-        for artist in self._dynamic:
-            if artist.get_visible():
-                artist.draw(renderer)
-        self.stale = False
+        """A full draw: texts raised to :data:`MIN_FONT_PT`, constrained layout run once more than matplotlib does
+        (one pass alone left slide-sized titles and labels partly off the figure), then matplotlib's own draw.
+        A saved image (``savefig``) shows the dynamic artists too; a draw for :func:`render_rgba` leaves them out."""
+        legible(self)
+        engine = self.get_layout_engine()
+        if isinstance(engine, ConstrainedLayoutEngine):
+            engine.execute(self)
+        saving = [a for a in self.dynamic if a.get_animated()] if self.canvas.is_saving() else []
+        for artist in saving:
+            artist.set_animated(False)
+        try:
+            super().draw(renderer)
+        finally:
+            for artist in saving:
+                artist.set_animated(True)
+        self.smallest_text_pt = min_font_pt(self)
 
     def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> tuple[dict, dict]:
         data = {"image/png": base64.b64encode(render_png(self)).decode("ascii"),
@@ -322,7 +208,7 @@ def new_figure(width: float = FIGURE_WIDTH_IN, height: float = 3.6, *, layout: s
     use_package_fonts()
     _png_in_ipython()
     fig = CachedFigure(figsize=(width, height), dpi=dpi or DISPLAY_DPI * RENDER_SCALE, layout=layout)
-    _TextCachingCanvas(fig)
+    FigureCanvasAgg(fig)
     return fig
 
 
@@ -374,11 +260,9 @@ def legible(fig: Figure, min_pt: float | None = None) -> None:
     min_pt = MIN_FONT_PT if min_pt is None else min_pt
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
-            for which, ticks in (("major", axis.get_major_ticks), ("minor", axis.get_minor_ticks)):
-                kw = axis._major_tick_kw if which == "major" else axis._minor_tick_kw
-                size = kw.get("labelsize")
-                size = ticks()[0].label1.get_fontsize() if size is None and ticks() else size
-                if size is None or _points(size) < min_pt:
+            for which, ticks in (("major", axis.get_major_ticks()), ("minor", axis.get_minor_ticks())):
+                # ticks made later take the axis's tick settings, which the existing ticks show
+                if not ticks or ticks[0].label1.get_fontsize() < min_pt:
                     axis.set_tick_params(which=which, labelsize=min_pt)
     for text in fig.findobj(Text):
         if text.get_fontsize() < min_pt:
@@ -394,7 +278,7 @@ def _points(size: object) -> float:
 def min_font_pt(fig: Figure) -> float:
     """The smallest visible text of ``fig`` in points (hidden tick labels, empty and transparent texts skipped).
 
-    Reads the figure as last drawn (call ``fig.canvas.draw()`` first so tick labels exist).
+    Reads the figure as last drawn (render it first, :func:`render_rgba`, so tick labels exist).
     """
     hidden = {id(label) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
               if not (ax.axison and axis.get_visible())
@@ -411,8 +295,8 @@ def min_font_css_px(fig: Figure, displayed_width: float | None = None) -> float:
     :data:`DISPLAY_WIDTH_PX` (images scale down with ``max-width: 100%``). Draws the figure first,
     so tick labels exist.
     """
-    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
-    canvas.draw()
+    with DRAW_LOCK:
+        _blit(fig)
     if displayed_width is None:
         own = getattr(fig, "display_width", round(fig.get_figwidth() * DISPLAY_DPI))
         displayed_width = min(own, DISPLAY_WIDTH_PX)
@@ -423,19 +307,36 @@ def min_font_css_px(fig: Figure, displayed_width: float | None = None) -> float:
 def _drawn_texts(fig: Figure, *, draw: bool = True) -> list[tuple[Text, object]]:
     """Every text a draw of ``fig`` paints, with its extent in pixels (tick labels of ticks outside the view,
     hidden, empty and transparent texts left out). Draws the figure first unless ``draw=False``."""
-    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
     if draw:
-        canvas.draw()
+        with DRAW_LOCK:
+            _blit(fig)
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
     renderer = canvas.get_renderer()
     skipped = set()
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
-            # the ticks a draw paints (matplotlib's own list; get_major_ticks() also holds ticks outside the view)
-            drawn = {id(tick) for tick in axis._update_ticks()} if ax.axison and axis.get_visible() else set()
+            drawn = {id(tick) for tick in _ticks_drawn(axis)} if ax.axison and axis.get_visible() else set()
             skipped |= {id(label) for tick in axis.get_major_ticks() + axis.get_minor_ticks() if id(tick) not in drawn
                         for label in (tick.label1, tick.label2)}
     return [(t, t.get_window_extent(renderer)) for t in fig.findobj(Text)
             if t.get_visible() and t.get_text().strip() and t.get_alpha() != 0 and id(t) not in skipped]
+
+
+def _ticks_drawn(axis: object) -> list:
+    """The ticks a draw of ``axis`` paints: one per location of its locators, inside the view interval (the axis's
+    tick lists may hold more ticks than locations, and locations outside the view)."""
+    transform = axis.get_transform()
+    low, high = sorted(transform.transform(np.asarray(axis.get_view_interval(), dtype=float)))
+    margin = 1e-10 * max(high - low, 1e-300)
+    drawn = []
+    for ticks, locs in ((axis.get_major_ticks, axis.get_majorticklocs()), (axis.get_minor_ticks, axis.get_minorticklocs())):
+        locs = np.asarray(locs, dtype=float)
+        if not len(locs):
+            continue
+        with np.errstate(invalid="ignore", divide="ignore"):
+            where = transform.transform(locs)
+        drawn += [tick for tick, at in zip(ticks(len(locs)), where) if low - margin <= at <= high + margin]
+    return drawn
 
 
 def misplaced_texts(fig: Figure, *, tolerance_px: float = 1.0, draw: bool = True) -> list[str]:
@@ -495,28 +396,54 @@ def settle_layout(fig: Figure) -> None:
 #: The PNG text chunk (``tEXt``) that carries a figure's smallest text in points, next to its dpi (``pHYs``):
 #: a browser test reads both and the image's displayed width to get the smallest text in CSS px.
 PNG_MIN_FONT_KEY = "pe:min-font-pt"
+#: The ``tEXt`` chunk of an app's PNG that holds the control values it shows, as ASCII JSON: a page can be checked
+#: against a fresh render of exactly those values, and against what its controls read.
+PNG_VALUES_KEY = "pe:values"
 
 
-def render_png(fig: Figure, *, preview: bool = False) -> bytes:
-    """Draw ``fig`` with Agg and encode it as PNG (fast: this runs on every slider move).
+def _blit(fig: Figure) -> memoryview:
+    """Draw ``fig`` at its own dpi (blitting a :class:`CachedFigure`'s dynamic artists); its canvas's RGBA buffer."""
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    dynamic = getattr(fig, "dynamic", None)
+    if not dynamic:
+        canvas.draw()
+        return canvas.buffer_rgba()
+    size = canvas.get_width_height(physical=True)
+    if fig.background is None or fig.background[0] != size:
+        canvas.draw()  # the dynamic artists are animated: a full draw leaves them out
+        fig.background = (size, canvas.copy_from_bbox(fig.bbox))
+    else:
+        canvas.restore_region(fig.background[1])
+    for artist in dynamic:
+        if artist.get_visible():
+            fig.draw_artist(artist)
+    return canvas.buffer_rgba()
+
+
+def render_rgba(fig: Figure) -> np.ndarray:
+    """Draw ``fig`` with Agg at its own dpi and return a copy of its pixels, ``[h, w, 4]`` uint8.
+
+    A :class:`CachedFigure` with dynamic artists is blitted (see its docstring): the background is painted once per
+    pixel size, later renders restore it and draw the dynamic artists on top. Any other figure is drawn whole.
+    Runs under :data:`DRAW_LOCK`.
+    """
+    with DRAW_LOCK:
+        return np.array(_blit(fig))
+
+
+def render_png(fig: Figure, *, text: Mapping[str, str] | None = None) -> bytes:
+    """``fig`` drawn at its own dpi (as :func:`render_rgba` draws it) and encoded as PNG (:func:`encode_png`).
 
     The PNG records the figure's dpi (``pHYs``) and its smallest text in points (:data:`PNG_MIN_FONT_KEY`),
-    so what a page displays can be checked for legibility (tests/browser) without the figure object.
-    ``preview=True`` renders at :data:`PREVIEW_SCALE` / :data:`RENDER_SCALE` of the figure's dpi (the same
-    picture and layout, fewer pixels); the figure keeps its dpi afterwards. Encoding: :func:`encode_png`.
+    so what a page displays can be checked for legibility (tests/browser) without the figure object; ``text``
+    adds more ``tEXt`` entries (an app's control values, :data:`PNG_VALUES_KEY`).
+    Runs under :data:`DRAW_LOCK`, from the draw to the last byte.
     """
-    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
-    dpi = fig.dpi
-    if preview:
-        fig.dpi = dpi * PREVIEW_SCALE / RENDER_SCALE
-    try:
-        canvas.draw()
+    with DRAW_LOCK:
+        rgba = np.asarray(_blit(fig))
         smallest = getattr(fig, "smallest_text_pt", None)
-        return encode_png(np.asarray(canvas.buffer_rgba()), dpi=fig.dpi,
-                          text={PNG_MIN_FONT_KEY: f"{smallest if smallest is not None else min_font_pt(fig):.2f}"})
-    finally:
-        if preview:
-            fig.dpi = dpi
+        smallest = smallest if smallest is not None else min_font_pt(fig)
+        return encode_png(rgba, dpi=fig.dpi, text={PNG_MIN_FONT_KEY: f"{smallest:.2f}", **(text or {})})
 
 
 def _png_chunk(kind: bytes, data: bytes) -> bytes:

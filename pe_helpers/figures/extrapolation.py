@@ -151,7 +151,7 @@ def accuracy_figure(results: "LabResults", *, live: "LabResults | None" = None,
                     tasks: Sequence[str] | None = None, encodings: Sequence[str] | None = None) -> FigureHandle:
     """One :func:`plot_accuracy` panel per task, side by side on one accuracy axis, the output's full width;
     artists named ``"<task>:<name>"``. Side by side, not stacked: a stacked pair was twice as tall as a slide
-    has room for, so present mode showed it at 8 px text (issue 12)."""
+    has room for, so present mode showed it at 8 px text."""
     tasks = tuple(tasks or results.tasks)
     fig, axes = static_figure(1, len(tasks), height=5.0, sharey=True)
     axes = np.atleast_1d(axes)
@@ -353,7 +353,7 @@ def save_figure_atomic(fig: "Figure | FigureHandle", path: str | Path) -> Path:
     return path
 
 
-# --- additive mixing: the four terms of the score (issue 14, section 1 of notebook 05) -------------
+# --- additive mixing: the four terms of the score (section 1 of notebook 05) -------------
 # Kept in one block at the end of the module; its own imports are here so the block moves as a whole.
 
 import torch  # noqa: E402

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-import pe_browser as pb
+from pe_helpers.testing import browser as pb
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -86,7 +86,7 @@ def notebook_copies(browser_home: Path) -> Path:
     return root
 
 
-#: The Chinese notebook JupyterLab also opens (issue 17), copied beside the English ones under this prefix.
+#: The Chinese notebook JupyterLab also opens, copied beside the English ones under this prefix.
 ZH_PREFIX = "zh-"
 
 

@@ -5,7 +5,7 @@ at 1280×720 with the side panels closed (the notebook is the window's width), *
 
 * every stored figure is shown and decoded, and no widget shows its text stand-in (``App(children=...``);
 * every figure, static or app, has text of at least 14 CSS px as displayed: from the PNG's dpi and
-  smallest font (written by ``render_png``) and the image's displayed and natural widths (issue 12).
+  smallest font (written by ``render_png``) and the image's displayed and natural widths.
 
 Notebook 03 (the richest app: a slider, a dropdown and a typed base) is also run in JupyterLab: Run → Run
 All Cells, wait until the kernel is idle and every code cell shows its number, save, then assert that no
@@ -16,7 +16,8 @@ Every other notebook runs live in a browser in tests/browser/test_slides.py (Voi
 the keyboard there) and in the kernel under nbval: running them all a third time here added two minutes
 to ``make test`` and checked nothing those two do not.
 
-The Chinese notebook 03 (issue 17) and Notebook 7 (the same server's ``/notebooks/``) have a test each.
+Every app (one notebook that shows them all) is held and dragged until it must rest sharp on the render of
+its controls' values. The Chinese notebook 03 and Notebook 7 (the same server's ``/notebooks/``) have a test each.
 Screenshots go to build/screenshots/ (git-ignored; CI keeps the folder).
 """
 
@@ -28,7 +29,7 @@ import urllib.request
 
 import pytest
 
-import pe_browser as pb
+from pe_helpers.testing import browser as pb
 
 pytestmark = pytest.mark.browser
 
@@ -122,7 +123,7 @@ def test_notebook_runs_and_its_apps_respond_in_jupyterlab(name: str, lab_server:
                 moves.append(pb.move_app_control(page, app, i, pb.SCREENSHOTS / f"lab-{stem}-app{i}.png"))
             except AssertionError as err:
                 problems.append(str(err))
-        problems += [f"app #{i}: a keyboard move left a preview that was never sharpened (full resolution)"
+        problems += [f"app #{i}: after a keyboard move the image is not the full-resolution render"
                      for i, app in enumerate(apps) if not pb.wait_sharp(page, app.locator("img").first)]
         if name.startswith("03_") and apps:
             problems += _typed_bases(page, apps[0])
@@ -213,6 +214,12 @@ def test_notebook7_runs_a_notebook_and_the_keyboard_moves_its_apps(lab_server: p
             except AssertionError as err:
                 keyboard.append(f"app #{i}: {err}")
             app.screenshot(path=str(pb.SCREENSHOTS / f"nb7-{name[:2]}-app{i}.png"))
+            try:  # a held key and a drag: at rest, the sharp render of what the controls read
+                rest = pb.stress_app(page, app, check=pb.at_rest_problems)
+                keyboard += [f"app #{i}: {p}" for p in rest.problems]
+                app.screenshot(path=str(pb.SCREENSHOTS / f"nb7-{name[:2]}-app{i}-at-rest.png"))
+            except AssertionError as err:
+                keyboard.append(f"app #{i}: {err}")
         # Outside a widget the arrow keys still move between cells (command mode on the first cell).
         page.locator(".jp-Notebook .jp-Cell").first.locator(".jp-InputPrompt, .jp-InputArea-prompt").first.click()
         page.keyboard.press("Escape")
@@ -223,7 +230,64 @@ def test_notebook7_runs_a_notebook_and_the_keyboard_moves_its_apps(lab_server: p
         pb.shutdown_kernels(lab_server)  # the tab leaves JupyterLab: the next test's open_notebook reloads it
         pb.TIMINGS.append((f"Notebook 7 {name}", time.monotonic() - t0))
     assert not keyboard, ("Notebook 7: arrow keys on a focused slider did not move it (is pe_helpers.jupyter_settings "
-                          "installed in this environment?):\n  " + "\n  ".join(keyboard))
+                          "installed in this environment?), or the app at rest was not the sharp render of its "
+                          "controls:\n  " + "\n  ".join(keyboard))
+
+
+def _apps_notebook(root) -> str:  # noqa: ANN001
+    """A notebook in the server's folder that shows every app of :data:`pe_helpers.apps.APPS`, one per cell."""
+    import nbformat
+
+    from pe_helpers.apps import APPS
+
+    cells = [nbformat.v4.new_code_cell("from pe_helpers.apps import APPS")]
+    cells += [nbformat.v4.new_code_cell(f"APPS[{name!r}]()") for name in APPS]
+    name = "every_app.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": {
+        "name": "python3", "display_name": "Python 3", "language": "python"}}), root / name)
+    return name
+
+
+def test_every_app_at_rest_shows_the_sharp_render_of_its_controls_in_jupyterlab(lab_server: pb.Server,
+                                                                                lab_page: object) -> None:
+    """Every app in JupyterLab, used as a class uses it: an arrow key held for a second on the first slider, a handle
+    dragged across its whole range with another option clicked half-way. Once the hands stop (0.5 s without a new
+    image), the app shows the full-resolution render (at least 2 px per CSS px) of exactly the values its controls
+    read, pixel for pixel what a fresh app of those values draws (JupyterLab handles widget messages on a thread of
+    its own: a figure drawn by two threads showed a blurred, stale or doubled image)."""
+    from pe_helpers.apps import APPS
+
+    page = lab_page
+    name = _apps_notebook(lab_server.root)
+    t0 = time.monotonic()
+    problems: list[str] = []
+    rests: list[pb.AtRest] = []
+    try:
+        page.set_viewport_size(pb.CLASSROOM_VIEWPORT)
+        pb.show_file_browser(page)
+        pb.open_notebook(page, lab_server, name)
+        pb.collapse_lab_sidebars(page)
+        pb.run_all(page)
+        apps = list(pb.iter_apps(page, pb.ACTIVE_NOTEBOOK))
+        assert len(apps) == len(APPS), f"{len(apps)} apps on the page, {len(APPS)} made"
+        for i, (app, factory) in enumerate(zip(apps, APPS)):
+            try:
+                rest = pb.stress_app(page, app, check=pb.at_rest_problems)
+            except AssertionError as err:
+                problems.append(f"{factory}: {err}")
+                continue
+            rests.append(rest)
+            app.screenshot(path=str(pb.SCREENSHOTS / f"lab-at-rest-{i}-{factory}.png"))
+            problems += rest.problems
+    except Exception:
+        page.screenshot(path=str(pb.SCREENSHOTS / "lab-every-app-FAILED.png"))
+        raise
+    finally:
+        pb.close_notebook(page, lab_server)
+        slowest = max((r.rest_seconds for r in rests), default=0.0)
+        pb.TIMINGS.append((f"JupyterLab every app held and dragged: {len(rests)} at rest, the slowest "
+                           f"{slowest:.2f} s after the last input", time.monotonic() - t0))
+    assert not problems, "apps at rest in JupyterLab:\n  " + "\n  ".join(problems)
 
 
 #: The index of the notebook's active cell (Notebook 7 and JupyterLab mark it ``jp-mod-active``).

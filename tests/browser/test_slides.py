@@ -8,13 +8,15 @@ included) and, on each slide once its last fragment is shown, assert that nothin
 1280 x 720 frame or scrolls, that no text outside a formula is under 24 px, nor any figure's text (its PNG's
 smallest font and dpi at the image's on-screen width; the deck's kernels draw with ``PE_PRESENT=1``), and that an app's figure
 takes at least 60 % of the slide's width; on a slide with apps move one enabled control of each and
-wait for the new figure (``move_app_control``). Then resize the same page to 1280 x 720 (reveal.js
+wait for the new figure (``move_app_control``), then hold an arrow key on it for a second and drag a handle
+across its range, clicking another option half-way (``stress_app``): at rest the app must show the full-resolution
+render of exactly what its controls read, pixel for pixel a fresh render of those values. Then resize the same page to 1280 x 720 (reveal.js
 lays the deck out again), go back to the first slide with Home, walk again and check the fit, saving
 a screenshot of every slide under build/screenshots/slides/NN/ (JPEG: a fifth of a PNG's time); then make the last
 slide almost empty, let reveal.js lay it out, put a block nearly as tall as the frame on it (an output that arrives
 after its slide is shown) and check that the deck centres it again. Every app is
-also saved on its own there at both sizes (``NN-appI-1920x1080.png`` after its move, ``NN-appI-1280x720.jpg``,
-issue 12). Throughout: no request leaves
+also saved on its own there at both sizes (``NN-appI-1920x1080.png`` after its move, ``NN-appI-at-rest-1920x1080.png``
+after the held key and the drag, ``NN-appI-1280x720.jpg``). Throughout: no request leaves
 127.0.0.1, no code and no checker verdict is shown, every slide was visited.
 
 One Chinese deck (``make present NB=03 LANG=zh``) is opened too: its app moves, its screenshot is
@@ -36,7 +38,7 @@ import pytest
 
 from pe_helpers.figures._base import MIN_SLIDE_TEXT_PX
 
-import pe_browser as pb
+from pe_helpers.testing import browser as pb
 
 pytestmark = pytest.mark.browser
 
@@ -136,11 +138,13 @@ def deck_server(request: pytest.FixtureRequest, deck_servers: DeckServers, brows
 
 def _walk(page, *, total: int, shots: Path | None, move_apps: bool,  # noqa: ANN001
           figures: list[str] | None = None, app_cells: list[int] | None = None,
-          size: str = "") -> tuple[dict[str, pb.SlideReport], list]:
+          size: str = "", rests: list | None = None) -> tuple[dict[str, pb.SlideReport], list]:
     """Space through the whole deck from the first slide; measure each slide once its fragments are all shown
     (and once the apps of its ``app_cells``, Voilà's cell numbers, are there).
 
-    With ``move_apps``, one control of every app is moved; ``figures`` collects each app's figure after it.
+    With ``move_apps``, one control of every app is moved; ``figures`` collects each app's figure after it; with
+    ``rests``, every app is then held and dragged (:func:`pe_helpers.testing.browser.stress_app`) and what it shows
+    at rest is collected (``(slide, app, AtRest or the error)``).
     With ``shots``, every app is also saved on its own as ``NN-appI-{size}`` (PNG after a move, else JPEG),
     and, unless ``move_apps``, every slide as ``NN.jpg``.
     """
@@ -168,6 +172,14 @@ def _walk(page, *, total: int, shots: Path | None, move_apps: bool,  # noqa: ANN
                     moves.append(pb.move_app_control(page, app, i, shot))
                     if figures is not None:
                         figures.append(pb.app_figure_src(app))
+                    if rests is not None:
+                        try:
+                            rest = pb.stress_app(page, app, check=lambda r: pb.at_rest_problems(r, present=True))
+                            if shots:
+                                app.screenshot(path=str(shots / f"{report.number:02d}-app{i}-at-rest-{size}.png"))
+                        except AssertionError as err:
+                            rest = str(err)
+                        rests.append((report.number, i, rest))
                 pb.blur_focus(page)
             if shots is not None and not move_apps:
                 for i, app in enumerate(pb.iter_apps(page, pb.CURRENT_SLIDE) if m["apps"] else ()):
@@ -256,8 +268,9 @@ def test_deck_fits_every_slide_and_its_apps_respond(deck_server: pb.Server, page
     try:
         figures: list[str] = []
         app_cells = pb.app_cell_indices(json.loads(notebook.read_text())["cells"])
+        rests: list = []
         walks["1920x1080"], moves = _walk(page, total=total, shots=shots, move_apps=True, figures=figures,
-                                          app_cells=app_cells, size="1920x1080")
+                                          app_cells=app_cells, size="1920x1080", rests=rests)
         if deck == ZH_DECK and moves:
             _ENGLISH_MOVE[deck] = (moves[0].control, moves[0].new_value, figures[0])
         page.set_viewport_size(pb.SLIDE_VIEWPORTS[1])  # the same page: reveal.js lays the deck out again
@@ -271,6 +284,9 @@ def test_deck_fits_every_slide_and_its_apps_respond(deck_server: pb.Server, page
         pb.TIMINGS.append((f"slides {deck}: ready {prepared:.1f} s after the test began waiting, first slide "
                            f"{first:.1f} s after the request, {total} slides", time.monotonic() - t0))
     problems = _problems(deck, notebook, total, walks, moves, body, code, notes, offsite)
+    for number, i, rest in rests:  # held and dragged: at rest, the sharp render of what the controls read
+        found = [rest] if isinstance(rest, str) else rest.problems
+        problems += [f"slide {number}, app {i}: {p}" for p in found]
     if late["after"] - late["before"] < pb.SLIDE_HEIGHT / 2:
         problems.append(f"the late-content check grew the last slide from {late['before']} to {late['after']} px only")
     problems += [f"the last slide, grown from {late['before']} to {late['after']} px after it was shown, is not "

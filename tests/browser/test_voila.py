@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-import pe_browser as pb
+from pe_helpers.testing import browser as pb
 
 pytestmark = pytest.mark.browser
 

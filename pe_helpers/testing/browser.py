@@ -16,7 +16,9 @@ fixtures in ``conftest.py`` share one implementation:
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import io
 import json
 import os
 import re
@@ -662,7 +664,7 @@ def move_app_control(page, app, index: int, shot: Path | None = None) -> AppMove
             if kind == "slider" and not shows_value(new_caption, new_value):
                 raise AssertionError(f"app #{index}: slider {label!r} now reads {new_value!r} but the caption does "
                                      f"not show it: {new_caption!r}")
-            if shot is not None:  # the figure as it rests: the full-resolution image, not the preview of the move
+            if shot is not None:  # the figure as it rests: the full-resolution image
                 wait_sharp(page, image)
                 shot.parent.mkdir(parents=True, exist_ok=True)
                 app.screenshot(path=str(shot))
@@ -779,7 +781,7 @@ def voila_wait_rendered(page, *, timeout: float = 120.0) -> None:  # noqa: ANN00
 SLIDE_SCREENSHOTS = SCREENSHOTS / "slides"
 #: The viewports a deck must fit: a 1080p projector and a 720p one.
 SLIDE_VIEWPORTS = ({"width": 1920, "height": 1080}, {"width": 1280, "height": 720})
-#: The slide's logical size (pe-slides' conf.json) and the limits issue 13 sets.
+#: The slide's logical size (pe-slides' conf.json) and the limits a deck must keep.
 SLIDE_WIDTH, SLIDE_HEIGHT = 1280, 720
 MIN_TEXT_PX_AT_1080P = 24.0
 MIN_APP_FIGURE_SHARE = 0.60
@@ -1047,12 +1049,12 @@ def http_status_with_host(url: str, host: str) -> int:
         return err.code
 
 
-# --------------------------------------------------------------------------- figures as the page shows them (issue 12)
+# --------------------------------------------------------------------------- figures as the page shows them
 
-#: The viewports issue 12 checks: a 720p projector (legibility, screenshots) and a 1080p one (screenshots).
+#: The viewports checked: a 720p projector (legibility, screenshots) and a 1080p one (screenshots).
 CLASSROOM_VIEWPORT = {"width": 1280, "height": 720}
 LARGE_VIEWPORT = {"width": 1920, "height": 1080}
-#: The smallest text a figure may show, in CSS px, at CLASSROOM_VIEWPORT (issue 12).
+#: The smallest text a figure may show, in CSS px, at CLASSROOM_VIEWPORT.
 MIN_FIGURE_TEXT_CSS_PX = 14.0
 
 #: Every figure image in ``scope`` (a stored or live output, or an app's image): its pixel size, displayed
@@ -1143,7 +1145,7 @@ def app_screenshots(page, apps: list, stem: str, folder: Path) -> list[Path]:  #
     return shots
 
 
-#: What a notebook opened without running shows in place of its figures (issue 12): every stored figure
+#: What a notebook opened without running shows in place of its figures: every stored figure
 #: decoded, and none of the widget's plain-text stand-ins such as ``App(children=(...``.
 STORED_VIEW_JS = """() => {
     const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)') ?? document;
@@ -1218,14 +1220,13 @@ def press_on_slider(page, control, key: str = "ArrowRight", *, timeout: float = 
     return before, readout.inner_text().strip()
 
 
-#: The app's image is its full-resolution render (RENDER_SCALE px per CSS px), not a preview (PREVIEW_SCALE): a
-#: slider move from the browser shows a preview first and the sharp image about 0.3 s after the last move.
+#: The app's image is its full-resolution render (RENDER_SCALE px per CSS px), never fewer pixels.
 SHARP_JS = "(img) => img.naturalWidth > 0 && img.naturalWidth >= 1.9 * img.clientWidth"
 
 
 def wait_sharp(page, image, *, timeout: float = 10.0) -> bool:  # noqa: ANN001
     """Wait (at most ``timeout``) until an app's image is its full-resolution render, so that the next change
-    seen is caused by what comes next, not by the sharpening of an earlier move. False if it never came."""
+    seen is caused by what comes next. False if it never came."""
     try:
         page.wait_for_function(SHARP_JS, arg=image.element_handle(), timeout=timeout * 1000, polling=50)
     except Exception:  # noqa: BLE001 (playwright TimeoutError): the caller says what that means
@@ -1374,3 +1375,296 @@ def go_to_app_slide(page, *, max_steps: int = 200) -> None:  # noqa: ANN001
         if state is None:
             break
     raise AssertionError("Space reached the end of the deck without a slide that shows an app")
+
+
+# --------------------------------------------------------------------------- an app under a held key and a drag
+# What a class does to an app in the first minute: hold an arrow key, drag a handle across the track, click a toggle
+# while dragging. Whatever the rhythm, once the hands stop the page must show the full-resolution render of the
+# values its controls read, pixel for pixel what a fresh app of those values draws.
+
+#: Seconds an arrow key is held; key repeats come every 1 / :data:`KEY_REPEAT_HZ` s, as a keyboard's auto-repeat.
+HOLD_SECONDS = 1.0
+KEY_REPEAT_HZ = 30
+#: Milliseconds without a new image after which an app counts as at rest (the guide's "input stops for 0.5 s").
+REST_MS = 500
+#: Seconds an app may take to come to rest after the last input.
+REST_TIMEOUT = 20.0
+
+WATCH_IMAGE_JS = """(img) => {
+    if (img.__peObserver) img.__peObserver.disconnect();
+    const w = {changes: 0, at: performance.now()};
+    img.__peWatch = w;
+    img.__peObserver = new MutationObserver(() => { w.changes++; w.at = performance.now(); });
+    img.__peObserver.observe(img, {attributes: true, attributeFilter: ['src']});
+    return true;
+}"""
+#: At rest: no new ``src`` for ``ms`` and the current one decoded.
+RESTED_JS = """([img, ms]) => !!img.__peWatch && img.complete && img.naturalWidth > 0
+    && performance.now() - img.__peWatch.at > ms"""
+#: The bytes of the image the page shows (a blob: or data: URL), base64, and its sizes.
+SHOWN_IMAGE_JS = """async (img) => {
+    const bytes = new Uint8Array(await (await fetch(img.src)).arrayBuffer());
+    let s = '';
+    for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
+    const box = img.getBoundingClientRect();
+    return {png: btoa(s), natural: img.naturalWidth, css: img.clientWidth, screen: box.width,
+            changes: img.__peWatch ? img.__peWatch.changes : 0};
+}"""
+#: What each control of an app reads, in the order of the controls box: a slider's readout, the pressed toggle's
+#: label, the chosen option, a checkbox's state (the typed-value box is not a control and is left out).
+READOUTS_JS = """(app) => Array.from(app.querySelectorAll(
+        '.widget-slider, .widget-toggle-buttons, .widget-dropdown, .widget-checkbox')).map((c) => {
+    if (c.classList.contains('widget-slider')) return (c.querySelector('.widget-readout')?.innerText ?? '').trim();
+    if (c.classList.contains('widget-toggle-buttons')) return (c.querySelector('button.mod-active')?.innerText ?? '').trim();
+    if (c.classList.contains('widget-dropdown')) { const s = c.querySelector('select'); return s ? s.options[s.selectedIndex]?.text.trim() ?? '' : ''; }
+    const box = c.querySelector('input[type=checkbox]');
+    return box && box.checked ? 'true' : 'false';
+})"""
+
+
+@dataclass
+class AtRest:
+    """What an app shows once the hands have left it."""
+
+    values: dict  #: the control values the shown PNG was drawn with (its pe:values chunk)
+    png: bytes  #: the PNG the page shows
+    natural_width: int  #: its pixels across
+    css_width: float  #: the CSS px it is laid out at (the image element's clientWidth)
+    screen_width: float  #: the px it covers on the screen (a deck scales the slide)
+    readouts: list[str]  #: what each control reads, in order
+    actions: list[str]  #: what was done, in order
+    images: int  #: images the page showed during the moves
+    rest_seconds: float  #: from the last input until the app was at rest
+    problems: list[str] = field(default_factory=list)  #: what ``stress_app``'s ``check`` found at the last rest
+
+
+def _enabled(locator) -> bool:  # noqa: ANN001
+    return not locator.locator("[disabled], .noUi-target[disabled], .mod-disabled").count()
+
+
+def hold_key(page, handle, key: str, seconds: float = HOLD_SECONDS) -> int:  # noqa: ANN001
+    """Hold ``key`` on a focused slider handle for ``seconds``: a first keydown, then auto-repeats
+    (keydown with ``repeat``), then the keyup. Returns the number of keydowns."""
+    handle.focus()
+    presses, end = 0, time.monotonic() + seconds
+    while time.monotonic() < end:
+        page.keyboard.down(key)  # a second down of a held key is a repeat, as a held keyboard key sends
+        presses += 1
+        time.sleep(1 / KEY_REPEAT_HZ)
+    page.keyboard.up(key)
+    return presses
+
+
+def drag_across(page, slider, *, midway=None, steps: int = 24) -> None:  # noqa: ANN001
+    """Press the mouse on a slider's handle, drag it to one end of the track, then across to the other, and let go;
+    ``midway()`` is called half-way, with the button still down (a click somewhere else while dragging)."""
+    handle = slider.locator(".noUi-handle").first
+    track = slider.locator(".noUi-base, .noUi-target").first
+    handle.scroll_into_view_if_needed()
+    h, t = handle.bounding_box(), track.bounding_box()
+    x0, y = h["x"] + h["width"] / 2, h["y"] + h["height"] / 2
+    page.mouse.move(x0, y)
+    page.mouse.down()
+    left, right = t["x"] - 10, t["x"] + t["width"] + 10
+    path = [x0 + (left - x0) * i / (steps // 3) for i in range(1, steps // 3 + 1)]
+    path += [left + (right - left) * i / steps for i in range(1, steps + 1)]
+    for i, x in enumerate(path):
+        page.mouse.move(x, y)
+        time.sleep(0.016)  # one frame
+        if midway is not None and i == len(path) // 2:
+            midway()
+    page.mouse.up()
+
+
+def _click_other_option(control) -> str:  # noqa: ANN001
+    """Choose another option of a toggle, dropdown or checkbox without moving the mouse (it is dragging)."""
+    classes = control.get_attribute("class") or ""
+    if "widget-toggle-buttons" in classes:
+        button = control.locator("button:not(.mod-active)").first
+        label = button.inner_text().strip()
+        button.dispatch_event("click")
+        return f"click toggle {label!r}"
+    if "widget-dropdown" in classes:
+        select = control.locator("select").first
+        index = select.evaluate("(s) => (s.selectedIndex + 1) % s.options.length")
+        select.select_option(index=index)
+        return f"choose option {index}"
+    box = control.locator("input[type=checkbox]").first
+    box.dispatch_event("click")
+    return "click the checkbox"
+
+
+def _sliders_and_others(app) -> tuple[list, list]:  # noqa: ANN001
+    """The app's enabled sliders, and its other enabled controls (toggles, dropdowns, checkboxes)."""
+    found = []
+    for selector in (".widget-slider", ".widget-toggle-buttons, .widget-dropdown, .widget-checkbox"):
+        controls = app.locator(selector)
+        found.append([c for c in (controls.nth(i) for i in range(controls.count())) if _enabled(c)])
+    return found[0], found[1]
+
+
+def _enable_a_slider(page, app) -> tuple[list, list, list[str]]:  # noqa: ANN001
+    """Enabled sliders and other controls; when no slider is enabled (01's seed matters only for a random order),
+    the other controls' options are tried in turn until one is."""
+    sliders, others = _sliders_and_others(app)
+    done = []
+    for control in others:
+        for _ in range(4):
+            if sliders:
+                return sliders, others, done
+            done.append(_click_other_option(control))
+            page.wait_for_timeout(1000)  # the kernel answers, then the slider's disabled state follows
+            sliders, _others = _sliders_and_others(app)
+    return sliders, others, done
+
+
+def _shown(page, app, image, actions: list[str], last_input: float) -> AtRest:  # noqa: ANN001
+    shown = page.evaluate(SHOWN_IMAGE_JS, image.element_handle())
+    png = base64.b64decode(shown["png"])
+    return AtRest(png_values(png), png, shown["natural"], shown["css"], shown["screen"],
+                  page.evaluate(READOUTS_JS, app.element_handle()), list(actions), shown["changes"],
+                  time.monotonic() - last_input)
+
+
+def stress_app(page, app, *, hold_seconds: float = HOLD_SECONDS, check=None) -> AtRest:  # noqa: ANN001
+    """Hold an arrow key on the first slider, drag the handle across its whole range (choosing another option of a
+    toggle, dropdown or checkbox half-way, if the app has one), then wait until the app is at rest: :data:`REST_MS`
+    without a new image. Return what it shows then.
+
+    ``check(at_rest) -> problems``: while it finds problems, wait for the next image and look again, until
+    :data:`REST_TIMEOUT` after the last input (a move that trains a model keeps the kernel busy for seconds, with no
+    new image meanwhile); ``at_rest.rest_seconds`` is when the app last came to rest. Without ``check``, the first
+    rest is returned.
+    """
+    image = app.locator("img").first
+    app.scroll_into_view_if_needed()
+    page.wait_for_function("(img) => img.src && img.naturalWidth > 0", arg=image.element_handle(),
+                           timeout=APP_MOVE_TIMEOUT * 1000, polling=100)
+    sliders, others, actions = _enable_a_slider(page, app)
+    if not sliders:
+        raise AssertionError("the app has no enabled slider to hold a key on and drag, even after trying "
+                             f"{actions or 'no other control'}")
+    page.evaluate(WATCH_IMAGE_JS, image.element_handle())
+    handle = sliders[0].locator(".noUi-handle").first
+    now, high = handle.get_attribute("aria-valuenow"), handle.get_attribute("aria-valuemax")
+    key = "ArrowLeft" if now is not None and high is not None and float(now) >= float(high) else "ArrowRight"
+    presses = hold_key(page, handle, key, hold_seconds)
+    actions.append(f"held {key} for {hold_seconds:g} s ({presses} keydowns) on {_control_label(sliders[0])!r}")
+    actions.append(f"dragged {_control_label(sliders[-1])!r} across its range")
+    midway = (lambda: actions.append(f"{_click_other_option(others[0])} in the middle of the drag")) if others else None
+    drag_across(page, sliders[-1], midway=midway)
+    last_input = time.monotonic()
+    deadline = last_input + REST_TIMEOUT
+    while True:
+        try:
+            page.wait_for_function(RESTED_JS, arg=[image.element_handle(), REST_MS],
+                                   timeout=max(deadline - time.monotonic(), 0.1) * 1000, polling=50)
+        except Exception as exc:  # noqa: BLE001 (playwright TimeoutError)
+            raise AssertionError(f"the app never came to rest ({REST_MS} ms without a new image) within "
+                                 f"{REST_TIMEOUT:.0f} s after: {'; '.join(actions)}") from exc
+        rest = _shown(page, app, image, actions, last_input)
+        rest.rest_seconds = max(rest.rest_seconds - REST_MS / 1000, 0.0)
+        rest.problems = check(rest) if check is not None else []
+        if not rest.problems or time.monotonic() > deadline:
+            return rest
+        changes = rest.images
+        try:  # not right yet: wait for the next image
+            page.wait_for_function("([img, n]) => img.__peWatch.changes > n", arg=[image.element_handle(), changes],
+                                   timeout=max(deadline - time.monotonic(), 0.1) * 1000, polling=50)
+        except Exception:  # noqa: BLE001 (playwright TimeoutError): no new image came; report this rest
+            return rest
+
+
+def png_values(png: bytes) -> dict:
+    """The control values an app's PNG records (:data:`pe_helpers.figures._base.PNG_VALUES_KEY`), or ``{}``."""
+    from PIL import Image
+
+    from pe_helpers.figures._base import PNG_VALUES_KEY
+
+    text = Image.open(io.BytesIO(png)).text
+    return json.loads(text[PNG_VALUES_KEY]) if PNG_VALUES_KEY in text else {}
+
+
+_FACTORIES: dict[frozenset, str] = {}
+
+
+def factory_for(names: Sequence[str]) -> str:
+    """The name of the app factory (:data:`pe_helpers.apps.APPS`) whose controls are exactly ``names``."""
+    import inspect
+
+    from pe_helpers.apps import APPS
+
+    key = frozenset(names)
+    candidates = [name for name, factory in APPS.items() if key <= set(inspect.signature(factory).parameters)]
+    if len(candidates) == 1:
+        return candidates[0]
+    if key not in _FACTORIES:
+        for name in candidates:
+            app = APPS[name]()
+            try:
+                if set(app.controls) == key:
+                    _FACTORIES[key] = name
+                    break
+            finally:
+                app.close()
+        else:
+            raise AssertionError(f"no app factory has exactly the controls {sorted(key)}")
+    return _FACTORIES[key]
+
+
+def _readout_of(control) -> str:  # noqa: ANN001
+    """What ipywidgets shows for a control's value: an option's label, else the value."""
+    label = getattr(control, "label", None)
+    if isinstance(label, str):
+        return label
+    if isinstance(control.value, bool):
+        return "true" if control.value else "false"
+    return str(control.value)
+
+
+def at_rest_problems(rest: AtRest, *, present: bool = False, lang: str = "en") -> list[str]:
+    """Everything wrong with an app at rest, as sentences: not its full-resolution render, or not pixel for pixel
+    what a fresh app of the values its controls read draws here (in the same language and text size)."""
+    import numpy as np
+    from PIL import Image
+
+    from pe_helpers import i18n
+    from pe_helpers.apps import APPS
+    from pe_helpers.figures import _base
+
+    done = "; ".join(rest.actions)
+    problems = []
+    if rest.natural_width < 2 * rest.css_width - 1:
+        problems.append(f"after {done}: the image has {rest.natural_width} px for {rest.css_width} CSS px "
+                        "(not the full-resolution render: at least twice its displayed width)")
+    if not rest.values:
+        return problems + [f"after {done}: the shown PNG records no control values (not drawn by an App)"]
+    name = factory_for(list(rest.values))
+    was_lang, was_pt = i18n.get_language(), _base.MIN_FONT_PT
+    i18n.set_language(lang)
+    _base.MIN_FONT_PT = _base.SLIDE_FONT_PT if present else _base.NOTEBOOK_FONT_PT
+    try:
+        fresh = APPS[name](**rest.values)
+    finally:
+        i18n.set_language(was_lang)
+        _base.MIN_FONT_PT = was_pt
+    try:
+        expected = [_readout_of(c) for c in fresh.controls.values()]
+        for shown, want, control in zip(rest.readouts, expected, fresh.controls.values()):
+            same = shown == want or (numbers_in(shown) and numbers_in(want)
+                                     and abs(numbers_in(shown)[0] - numbers_in(want)[0]) <= 1e-6 * max(1.0, abs(numbers_in(want)[0])))
+            if not same:
+                problems.append(f"{name}, after {done}: a control reads {shown!r} but the image shows "
+                                f"{control.description or 'its value'} = {want!r} (values {rest.values})")
+        if len(rest.readouts) != len(expected):
+            problems.append(f"{name}: the page shows {len(rest.readouts)} controls, the app has {len(expected)}")
+        got = np.asarray(Image.open(io.BytesIO(rest.png)).convert("RGBA"))
+        want = np.asarray(Image.open(io.BytesIO(fresh.image.value)).convert("RGBA"))
+        if got.shape != want.shape:
+            problems.append(f"{name}, after {done}: the image is {got.shape[1]}×{got.shape[0]} px, a fresh render of "
+                            f"{rest.values} {want.shape[1]}×{want.shape[0]}")
+        elif (differ := int((got != want).any(-1).sum())):
+            problems.append(f"{name}, after {done}: {differ} px differ from a fresh render of {rest.values}")
+    finally:
+        fresh.close()
+    return problems
