@@ -61,12 +61,14 @@ present: $(STAMP)
 	@exec $(BIN)/python -m pe_helpers.present $(if $(strip $(NB)),'$(NB)') --nb-dir '$(NB_DIR)' \
 		--port '$(PRESENT_PORT)' $(if $(PRESENT_TOKEN),--token '$(PRESENT_TOKEN)')
 
-# Two workers; tests/browser/ runs on one of them, first (tests/conftest.py). One thread per torch process: two
-# workers and their kernels each starting a pool of two threads on two cores only made them wait for each other.
+# Three workers on two cores: tests/browser/ runs on one of them, first (tests/conftest.py), and mostly waits (for a
+# held key, a kernel, Chromium); the other two take the CPU it leaves, at a lower priority (os.nice). Measured here:
+# 363 s with two workers, 313 s with three. One thread per torch process: workers and their kernels each starting a
+# pool of two threads on two cores only made them wait for each other.
 # Bytecode is cached even where PYTHONDONTWRITEBYTECODE is set (CI sets it): each worker, kernel and server would
 # otherwise compile pe_helpers and pytest would rewrite every test module again (about 4 s per worker here).
 test: $(STAMP)
-	PYTHONDONTWRITEBYTECODE= MPLBACKEND=Agg OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest tests notebooks $(NBVAL) -q -n 2 \
+	PYTHONDONTWRITEBYTECODE= MPLBACKEND=Agg OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest tests notebooks $(NBVAL) -q -n 3 \
 		--dist loadfile --no-loadscope-reorder
 
 # The tests (without the browser) on the versions pyproject.toml claims: every direct dependency at its lower

@@ -1,5 +1,5 @@
 """Settings for every test: Hypothesis draws the same examples on every run (``make test`` is deterministic),
-every test starts from seed 0 (random, torch), and how ``make test`` shares the tests between its two workers
+every test starts from seed 0 (random, torch), and how ``make test`` shares the tests between its workers
 (see pytest_xdist_make_scheduler).
 
 The ``ci`` profile (the default) is derandomized and keeps no example database, so a run in a fresh clone
@@ -9,6 +9,7 @@ examples while developing: ``HYPOTHESIS_PROFILE=explore .venv/bin/python -m pyte
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import pytest
@@ -56,6 +57,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """The browser tests first, then the forking checker tests, then the rest (with ``--no-loadscope-reorder``
     xdist hands out files in this order; ``sort`` is stable, so each group keeps its own order)."""
     items.sort(key=lambda item: 0 if item.nodeid.startswith(BROWSER_DIR) else 1 if item.nodeid.startswith(FORKING) else 2)
+
+
+#: The niceness every worker takes for the tests that are not the browser's (``os.nice``): the browser tests hold a
+#: key on an app, drag it and wait for the kernel, Chromium and a server to answer in time, while the other worker runs
+#: CPU-bound tests and nbval kernels that only need to finish. On two cores, at the same priority, the browser part took
+#: 1.7 times as long as on an idle machine; niced, the others take the CPU the browser part leaves.
+OTHER_TESTS_NICENESS = 19
+_NICED: list[bool] = []
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if not _NICED and not item.nodeid.startswith(BROWSER_DIR) and os.environ.get("PYTEST_XDIST_WORKER"):
+        _NICED.append(True)
+        with contextlib.suppress(OSError):  # a platform without nice: the same tests, at the same priority
+            os.nice(OTHER_TESTS_NICENESS)
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:

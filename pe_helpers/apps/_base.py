@@ -41,7 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
-from ..figures._base import DRAW_LOCK, PNG_VALUES_KEY, FigureHandle, format_number, freeze_layout, render_png
+from ..figures._base import DRAW_LOCK, PNG_VALUES_KEY, FigureHandle, app_dpi, format_number, freeze_layout, render_png
 from ..i18n import _
 
 __all__ = ["App", "Enabled", "BASES", "base_slider", "parse_number"]
@@ -101,6 +101,7 @@ class App(widgets.VBox):
         with DRAW_LOCK:
             values = self._apply()
             freeze_layout(self.figure)
+            self.figure.set_dpi(app_dpi(self.figure))  # once, before the first render: a deck shows it larger
             self._render(values)
         for w in self.controls.values():
             w.observe(self._on_change, names="value")

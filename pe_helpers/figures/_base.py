@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import math
 import os
 import struct
 import threading
@@ -46,7 +47,9 @@ __all__ = [
     "DISPLAY_WIDTH_PX",
     "DISPLAY_DPI",
     "RENDER_SCALE",
+    "SLIDE_APP_HEIGHT_PX",
     "DRAW_LOCK",
+    "app_dpi",
     "MIN_FONT_PT",
     "MIN_SLIDE_TEXT_PX",
     "NOTEBOOK_FONT_PT",
@@ -102,6 +105,8 @@ NOTEBOOK_FONT_PT = 10.5
 SLIDE_FONT_PT = 14.0
 #: The smallest text any figure draws, read at each draw (:func:`legible`): a test may set it to :data:`SLIDE_FONT_PT`.
 MIN_FONT_PT = SLIDE_FONT_PT if PRESENT else NOTEBOOK_FONT_PT
+#: The height a deck shows an app's figure at, in CSS px (the pe-slides theme, ``pe.css``: ``.pe-app img``).
+SLIDE_APP_HEIGHT_PX = 440
 #: The smallest figure text on a slide shown at 1920 × 1080, in screen px (the guide's 24 px at 1080p).
 MIN_SLIDE_TEXT_PX = 24.0
 #: Default width of every figure, in inches: the whole output width.
@@ -195,6 +200,19 @@ class FigureHandle:
 
     def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> tuple[dict, dict]:
         return self.figure._repr_mimebundle_(include, exclude)
+
+
+def app_dpi(fig: Figure, *, present: bool | None = None) -> float:
+    """The dpi an app's figure is made with: :data:`RENDER_SCALE` px per CSS px where it is shown.
+
+    In a notebook that is the figure's own dpi (:data:`DISPLAY_DPI` × :data:`RENDER_SCALE`). A deck shows an app's
+    figure :data:`SLIDE_APP_HEIGHT_PX` high whatever its size (wider than in a notebook for a short figure), so there
+    (``present``, default :data:`PRESENT`) the dpi gives that height :data:`RENDER_SCALE` px per CSS px too.
+    """
+    present = PRESENT if present is None else present
+    if not present:
+        return fig.dpi
+    return max(fig.dpi, math.ceil(RENDER_SCALE * SLIDE_APP_HEIGHT_PX / fig.get_figheight()))
 
 
 def new_figure(width: float = FIGURE_WIDTH_IN, height: float = 3.6, *, layout: str | None = "constrained",

@@ -1455,9 +1455,10 @@ def hold_key(page, handle, key: str, seconds: float = HOLD_SECONDS) -> int:  # n
     return presses
 
 
-def drag_across(page, slider, *, midway=None, steps: int = 24) -> None:  # noqa: ANN001
-    """Press the mouse on a slider's handle, drag it to one end of the track, then across to the other, and let go;
-    ``midway()`` is called half-way, with the button still down (a click somewhere else while dragging)."""
+def drag_across(page, slider, *, midway=None, steps: int = 10) -> None:  # noqa: ANN001
+    """Press the mouse on a slider's handle, drag it to one end of the track, then across to the other in ``steps``
+    moves, and let go; ``midway()`` is called half-way, with the button still down (a click elsewhere while dragging).
+    Each move waits for the page to take it (playwright's round trip, 20-40 ms here: a quick hand)."""
     handle = slider.locator(".noUi-handle").first
     track = slider.locator(".noUi-base, .noUi-target").first
     handle.scroll_into_view_if_needed()
@@ -1466,11 +1467,9 @@ def drag_across(page, slider, *, midway=None, steps: int = 24) -> None:  # noqa:
     page.mouse.move(x0, y)
     page.mouse.down()
     left, right = t["x"] - 10, t["x"] + t["width"] + 10
-    path = [x0 + (left - x0) * i / (steps // 3) for i in range(1, steps // 3 + 1)]
-    path += [left + (right - left) * i / steps for i in range(1, steps + 1)]
+    path = [x0 + (left - x0) * i / 3 for i in range(1, 4)] + [left + (right - left) * i / steps for i in range(1, steps + 1)]
     for i, x in enumerate(path):
         page.mouse.move(x, y)
-        time.sleep(0.016)  # one frame
         if midway is not None and i == len(path) // 2:
             midway()
     page.mouse.up()
@@ -1495,12 +1494,15 @@ def _click_other_option(control) -> str:  # noqa: ANN001
 
 
 def _sliders_and_others(app) -> tuple[list, list]:  # noqa: ANN001
-    """The app's enabled sliders, and its other enabled controls (toggles, dropdowns, checkboxes)."""
+    """The app's enabled sliders, and its other enabled controls that offer another option (toggles with a button not
+    pressed, dropdowns of two options or more, checkboxes)."""
     found = []
     for selector in (".widget-slider", ".widget-toggle-buttons, .widget-dropdown, .widget-checkbox"):
         controls = app.locator(selector)
         found.append([c for c in (controls.nth(i) for i in range(controls.count())) if _enabled(c)])
-    return found[0], found[1]
+    choice = [c for c in found[1] if c.locator("button:not(.mod-active), select option:nth-child(2), "
+                                                "input[type=checkbox]").count()]
+    return found[0], choice
 
 
 def _enable_a_slider(page, app) -> tuple[list, list, list[str]]:  # noqa: ANN001
@@ -1508,12 +1510,17 @@ def _enable_a_slider(page, app) -> tuple[list, list, list[str]]:  # noqa: ANN001
     the other controls' options are tried in turn until one is."""
     sliders, others = _sliders_and_others(app)
     done = []
+    image = app.locator("img").first
     for control in others:
         for _ in range(4):
             if sliders:
                 return sliders, others, done
+            old = image.get_attribute("src")
             done.append(_click_other_option(control))
-            page.wait_for_timeout(1000)  # the kernel answers, then the slider's disabled state follows
+            with contextlib.suppress(Exception):  # the kernel answers with a new image, the disabled states with it
+                page.wait_for_function("([img, old]) => img.src !== old", arg=[image.element_handle(), old],
+                                       timeout=5000, polling=50)
+            page.wait_for_timeout(100)
             sliders, _others = _sliders_and_others(app)
     return sliders, others, done
 
@@ -1622,9 +1629,11 @@ def _readout_of(control) -> str:  # noqa: ANN001
     return str(control.value)
 
 
-def at_rest_problems(rest: AtRest, *, present: bool = False, lang: str = "en") -> list[str]:
+def at_rest_problems(rest: AtRest, *, present: bool = False, lang: str = "en", made_with: dict | None = None) -> list[str]:
     """Everything wrong with an app at rest, as sentences: not its full-resolution render, or not pixel for pixel
-    what a fresh app of the values its controls read draws here (in the same language and text size)."""
+    what a fresh app of the values its controls read draws here (in the same language and text size).
+    ``made_with``: ``{factory name: keyword arguments}`` the page's app was made with besides its controls' values
+    (notebook 05's extrapolation app shows the models of its own lab panel)."""
     import numpy as np
     from PIL import Image
 
@@ -1640,14 +1649,14 @@ def at_rest_problems(rest: AtRest, *, present: bool = False, lang: str = "en") -
     if not rest.values:
         return problems + [f"after {done}: the shown PNG records no control values (not drawn by an App)"]
     name = factory_for(list(rest.values))
-    was_lang, was_pt = i18n.get_language(), _base.MIN_FONT_PT
-    i18n.set_language(lang)
-    _base.MIN_FONT_PT = _base.SLIDE_FONT_PT if present else _base.NOTEBOOK_FONT_PT
+    was = i18n.get_language(), _base.MIN_FONT_PT, _base.PRESENT
+    i18n.set_language(lang)  # as the page's kernel: its language, and a deck's text size and resolution
+    _base.MIN_FONT_PT, _base.PRESENT = (_base.SLIDE_FONT_PT if present else _base.NOTEBOOK_FONT_PT), present
     try:
-        fresh = APPS[name](**rest.values)
+        fresh = APPS[name](**{**(made_with or {}).get(name, {}), **rest.values})
     finally:
-        i18n.set_language(was_lang)
-        _base.MIN_FONT_PT = was_pt
+        i18n.set_language(was[0])
+        _base.MIN_FONT_PT, _base.PRESENT = was[1:]
     try:
         expected = [_readout_of(c) for c in fresh.controls.values()]
         for shown, want, control in zip(rest.readouts, expected, fresh.controls.values()):

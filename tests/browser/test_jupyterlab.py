@@ -7,17 +7,14 @@ at 1280×720 with the side panels closed (the notebook is the window's width), *
 * every figure, static or app, has text of at least 14 CSS px as displayed: from the PNG's dpi and
   smallest font (written by ``render_png``) and the image's displayed and natural widths.
 
-Notebook 03 (the richest app: a slider, a dropdown and a typed base) is also run in JupyterLab: Run → Run
-All Cells, wait until the kernel is idle and every code cell shows its number, save, then assert that no
-cell shows an error and that every widget rendered; its apps' first sliders are moved with the keyboard
-(the image and the caption show the new value), bases are typed as people type them (``1 000``, ``1e4``,
-``10 000``; a refused one shows why), and screenshots of every app are saved at 1280×720 and 1920×1080.
-Every other notebook runs live in a browser in tests/browser/test_slides.py (Voilà, every app moved with
-the keyboard there) and in the kernel under nbval: running them all a third time here added two minutes
-to ``make test`` and checked nothing those two do not.
-
-Every app (one notebook that shows them all) is held and dragged until it must rest sharp on the render of
-its controls' values. The Chinese notebook 03 and Notebook 7 (the same server's ``/notebooks/``) have a test each.
+Every app, in one notebook that shows them all, is then run in JupyterLab: Run → Run All Cells, wait until the
+kernel is idle and every code cell shows its number, save, then assert that no cell shows an error and that every
+widget rendered. On each app an arrow key is held for a second and a handle dragged across its range, another option clicked half-way,
+and at rest the app must show the full-resolution render of exactly what its controls read, pixel for pixel a fresh
+render of those values. The heatmap's bases are typed as people type them (``1 000``, ``1e4``, ``10 000``; a refused
+one shows why), and a screenshot of every app at rest is saved. The notebooks themselves run live
+in a browser in tests/browser/test_slides.py (Voilà, every app moved, held and dragged there) and in the kernel under
+nbval. The Chinese notebook 03 and Notebook 7 (the same server's ``/notebooks/``) have a test each.
 Screenshots go to build/screenshots/ (git-ignored; CI keeps the folder).
 """
 
@@ -52,18 +49,6 @@ def test_there_are_notebooks_to_check() -> None:
     assert NOTEBOOKS, f"no notebooks found in {pb.NOTEBOOKS}"
 
 
-def _timing_line(name: str, opened: float, ran: float, moves: list[pb.AppMove]) -> str:
-    line = f"JupyterLab {name}: open {opened:.1f} s, run all {ran:.1f} s, {len(moves)} app(s) moved"
-    for m in moves:
-        skipped = f", after {len(m.tried) - 1} control(s) without effect" if len(m.tried) > 1 else ""
-        line += f" [{m.control} {m.old_value}->{m.new_value} in {m.seconds:.2f} s{skipped}]"
-    return line
-
-
-#: The notebooks Run All runs in JupyterLab (see the module docstring): notebook 03.
-RUN_IN_LAB = [p.name for p in NOTEBOOKS if p.name.startswith("03_")]
-
-
 @pytest.mark.parametrize("name", [p.name for p in NOTEBOOKS])
 def test_notebook_opens_with_its_figures_shown_and_legible_in_jupyterlab(name: str, lab_server: pb.Server,
                                                                          lab_page: object) -> None:
@@ -92,49 +77,76 @@ def test_notebook_opens_with_its_figures_shown_and_legible_in_jupyterlab(name: s
     assert not problems, f"{name} in JupyterLab, before running:\n  " + "\n  ".join(problems)
 
 
-@pytest.mark.parametrize("name", RUN_IN_LAB)
-def test_notebook_runs_and_its_apps_respond_in_jupyterlab(name: str, lab_server: pb.Server, lab_page: object) -> None:
+def _apps_notebook(root) -> str:  # noqa: ANN001
+    """A notebook in the server's folder that shows every app of :data:`pe_helpers.apps.APPS`, one per cell."""
+    import nbformat
+
+    from pe_helpers.apps import APPS
+
+    cells = [nbformat.v4.new_code_cell("from pe_helpers.apps import APPS")]
+    cells += [nbformat.v4.new_code_cell(f"APPS[{name!r}]()") for name in APPS]
+    name = "every_app.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": {
+        "name": "python3", "display_name": "Python 3", "language": "python"}}), root / name)
+    return name
+
+
+def test_every_app_responds_and_rests_sharp_on_its_controls_in_jupyterlab(lab_server: pb.Server,
+                                                                          lab_page: object) -> None:
+    """Every app in JupyterLab (one notebook that shows them all, Run All), used as a class uses it.
+
+    Per app: an arrow key held for a second on the first slider and a handle dragged across its whole range, another
+    option clicked half-way. Once the hands
+    stop (0.5 s without a new image) the app must show the full-resolution render (at least 2 px per CSS px) of
+    exactly the values its controls read, pixel for pixel what a fresh app of those values draws here: JupyterLab
+    handles widget messages on a thread of its own, and a figure drawn from two threads showed a blurred, stale or
+    doubled image. The heatmap's typed bases are tried as people type them, and every app is saved as a screenshot
+    at rest (1280×720).
+    """
+    from pe_helpers.apps import APPS
+
     page = lab_page
-    stem = name.removesuffix(".ipynb")
-    copy = lab_server.root / name
-    allowed = pb.raises_exception_cells(copy)
-    pb.SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    name = _apps_notebook(lab_server.root)
     t0 = time.monotonic()
-    opened = ran = 0.0
-    moves: list[pb.AppMove] = []
     problems: list[str] = []
+    rests: list[pb.AtRest] = []
+    ran = 0.0
     try:
         page.set_viewport_size(pb.CLASSROOM_VIEWPORT)
+        if not page.url.startswith(lab_server.base + "/lab"):
+            pb.open_lab(page, lab_server)
         pb.show_file_browser(page)
         pb.open_notebook(page, lab_server, name)
-        opened = time.monotonic() - t0
         pb.collapse_lab_sidebars(page)
         ran = pb.run_all(page)
-        saved = pb.save_notebook(page, copy)
-        problems += pb.notebook_problems(saved, pb.cell_states(page), allowed)
-        page.screenshot(path=str(pb.SCREENSHOTS / f"lab-{stem}.png"))
+        saved = pb.save_notebook(page, lab_server.root / name)
+        problems += pb.notebook_problems(saved, pb.cell_states(page), set())
         apps = list(pb.iter_apps(page, pb.ACTIVE_NOTEBOOK))
-        if pb.imports_apps(saved) and not apps:
-            problems.append("the notebook imports pe_helpers.apps but after Run All the page shows no slider app "
-                            "(.pe-app): none rendered, or a later cell closed it (app.close() removes it from the page)")
+        assert len(apps) == len(APPS), f"{len(apps)} apps on the page after Run All, {len(APPS)} made"
         problems += pb.illegible_figures(pb.figure_fonts(page, pb.ACTIVE_NOTEBOOK))
-        for i, app in enumerate(apps):
+        for app, factory in zip(apps, APPS):
             try:
-                moves.append(pb.move_app_control(page, app, i, pb.SCREENSHOTS / f"lab-{stem}-app{i}.png"))
+                rest = pb.stress_app(page, app, check=pb.at_rest_problems)
             except AssertionError as err:
-                problems.append(str(err))
-        problems += [f"app #{i}: after a keyboard move the image is not the full-resolution render"
-                     for i, app in enumerate(apps) if not pb.wait_sharp(page, app.locator("img").first)]
-        if name.startswith("03_") and apps:
-            problems += _typed_bases(page, apps[0])
-        pb.app_screenshots(page, apps, f"lab-{stem}", pb.SCREENSHOTS)
+                problems.append(f"{factory}: {err}")
+                continue
+            rests.append(rest)
+            problems += rest.problems
+            if factory == "frequency_heatmap_app":
+                problems += _typed_bases(page, app)
+        for app, factory in zip(apps, APPS):
+            app.scroll_into_view_if_needed()
+            app.screenshot(path=str(pb.SCREENSHOTS / f"lab-{factory}-at-rest.png"))
     except Exception:
-        page.screenshot(path=str(pb.SCREENSHOTS / f"lab-{stem}-FAILED.png"))
+        page.screenshot(path=str(pb.SCREENSHOTS / "lab-every-app-FAILED.png"))
         raise
     finally:
-        pb.close_notebook(page, lab_server)  # its kernel goes too: the CPU is free for the next notebook
-        pb.TIMINGS.append((_timing_line(name, opened, ran, moves), time.monotonic() - t0))
-    assert not problems, f"{name} in JupyterLab:\n  " + "\n  ".join(problems)
+        pb.close_notebook(page, lab_server)
+        slowest = max(rests, key=lambda r: r.rest_seconds, default=None)
+        pb.TIMINGS.append((f"JupyterLab every app: run all {ran:.1f} s, {len(rests)} held and dragged to rest, the "
+                           f"slowest {slowest.rest_seconds if slowest else 0:.2f} s after the last input",
+                           time.monotonic() - t0))
+    assert not problems, "every app in JupyterLab:\n  " + "\n  ".join(problems)
 
 
 #: (typed, the readout it must lead to) in that order: each changes the base; then one that is refused.
@@ -156,7 +168,7 @@ def _typed_bases(page, app) -> list[str]:  # noqa: ANN001
 
 
 def test_chinese_notebook_03_opens_with_legible_figures_in_jupyterlab(lab_server: pb.Server, lab_page: object) -> None:
-    """Issue 17: the Chinese edition of notebook 03 as people open it: every stored figure (its app's included,
+    """The Chinese edition of notebook 03 as people open it: every stored figure (its app's included,
     stored as a picture) shown and legible. Its live app is moved, and its Chinese labels checked, in the
     Chinese deck (tests/browser/test_slides.py); its cells run under nbval."""
     page = lab_page
@@ -232,62 +244,6 @@ def test_notebook7_runs_a_notebook_and_the_keyboard_moves_its_apps(lab_server: p
     assert not keyboard, ("Notebook 7: arrow keys on a focused slider did not move it (is pe_helpers.jupyter_settings "
                           "installed in this environment?), or the app at rest was not the sharp render of its "
                           "controls:\n  " + "\n  ".join(keyboard))
-
-
-def _apps_notebook(root) -> str:  # noqa: ANN001
-    """A notebook in the server's folder that shows every app of :data:`pe_helpers.apps.APPS`, one per cell."""
-    import nbformat
-
-    from pe_helpers.apps import APPS
-
-    cells = [nbformat.v4.new_code_cell("from pe_helpers.apps import APPS")]
-    cells += [nbformat.v4.new_code_cell(f"APPS[{name!r}]()") for name in APPS]
-    name = "every_app.ipynb"
-    nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": {
-        "name": "python3", "display_name": "Python 3", "language": "python"}}), root / name)
-    return name
-
-
-def test_every_app_at_rest_shows_the_sharp_render_of_its_controls_in_jupyterlab(lab_server: pb.Server,
-                                                                                lab_page: object) -> None:
-    """Every app in JupyterLab, used as a class uses it: an arrow key held for a second on the first slider, a handle
-    dragged across its whole range with another option clicked half-way. Once the hands stop (0.5 s without a new
-    image), the app shows the full-resolution render (at least 2 px per CSS px) of exactly the values its controls
-    read, pixel for pixel what a fresh app of those values draws (JupyterLab handles widget messages on a thread of
-    its own: a figure drawn by two threads showed a blurred, stale or doubled image)."""
-    from pe_helpers.apps import APPS
-
-    page = lab_page
-    name = _apps_notebook(lab_server.root)
-    t0 = time.monotonic()
-    problems: list[str] = []
-    rests: list[pb.AtRest] = []
-    try:
-        page.set_viewport_size(pb.CLASSROOM_VIEWPORT)
-        pb.show_file_browser(page)
-        pb.open_notebook(page, lab_server, name)
-        pb.collapse_lab_sidebars(page)
-        pb.run_all(page)
-        apps = list(pb.iter_apps(page, pb.ACTIVE_NOTEBOOK))
-        assert len(apps) == len(APPS), f"{len(apps)} apps on the page, {len(APPS)} made"
-        for i, (app, factory) in enumerate(zip(apps, APPS)):
-            try:
-                rest = pb.stress_app(page, app, check=pb.at_rest_problems)
-            except AssertionError as err:
-                problems.append(f"{factory}: {err}")
-                continue
-            rests.append(rest)
-            app.screenshot(path=str(pb.SCREENSHOTS / f"lab-at-rest-{i}-{factory}.png"))
-            problems += rest.problems
-    except Exception:
-        page.screenshot(path=str(pb.SCREENSHOTS / "lab-every-app-FAILED.png"))
-        raise
-    finally:
-        pb.close_notebook(page, lab_server)
-        slowest = max((r.rest_seconds for r in rests), default=0.0)
-        pb.TIMINGS.append((f"JupyterLab every app held and dragged: {len(rests)} at rest, the slowest "
-                           f"{slowest:.2f} s after the last input", time.monotonic() - t0))
-    assert not problems, "apps at rest in JupyterLab:\n  " + "\n  ".join(problems)
 
 
 #: The index of the notebook's active cell (Notebook 7 and JupyterLab mark it ``jp-mod-active``).

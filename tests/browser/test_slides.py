@@ -136,9 +136,20 @@ def deck_server(request: pytest.FixtureRequest, deck_servers: DeckServers, brows
         deck_servers.stop(request.param)
 
 
+def _made_with(deck: str) -> dict:
+    """What a deck's apps are made with besides their controls' values (``at_rest_problems``'s ``made_with``): notebook
+    05's extrapolation app shows the shipped seed-0 models of its lab panel, three schemes on the look-back task
+    (its cell ``TrainNow(reference, encodings=("none", "learned", "rope"), tasks=("lookback",), seed=0)``)."""
+    if deck != "05":
+        return {}
+    from pe_helpers.extrapolation import reference_models
+
+    return {"extrapolation_app": {"results": reference_models(("none", "learned", "rope"), tasks=("lookback",))}}
+
+
 def _walk(page, *, total: int, shots: Path | None, move_apps: bool,  # noqa: ANN001
           figures: list[str] | None = None, app_cells: list[int] | None = None,
-          size: str = "", rests: list | None = None) -> tuple[dict[str, pb.SlideReport], list]:
+          size: str = "", rests: list | None = None, made_with: dict | None = None) -> tuple[dict[str, pb.SlideReport], list]:
     """Space through the whole deck from the first slide; measure each slide once its fragments are all shown
     (and once the apps of its ``app_cells``, Voilà's cell numbers, are there).
 
@@ -174,7 +185,8 @@ def _walk(page, *, total: int, shots: Path | None, move_apps: bool,  # noqa: ANN
                         figures.append(pb.app_figure_src(app))
                     if rests is not None:
                         try:
-                            rest = pb.stress_app(page, app, check=lambda r: pb.at_rest_problems(r, present=True))
+                            rest = pb.stress_app(page, app, check=lambda r: pb.at_rest_problems(
+                                r, present=True, made_with=made_with))
                             if shots:
                                 app.screenshot(path=str(shots / f"{report.number:02d}-app{i}-at-rest-{size}.png"))
                         except AssertionError as err:
@@ -270,7 +282,8 @@ def test_deck_fits_every_slide_and_its_apps_respond(deck_server: pb.Server, page
         app_cells = pb.app_cell_indices(json.loads(notebook.read_text())["cells"])
         rests: list = []
         walks["1920x1080"], moves = _walk(page, total=total, shots=shots, move_apps=True, figures=figures,
-                                          app_cells=app_cells, size="1920x1080", rests=rests)
+                                          app_cells=app_cells, size="1920x1080", rests=rests,
+                                          made_with=_made_with(deck))
         if deck == ZH_DECK and moves:
             _ENGLISH_MOVE[deck] = (moves[0].control, moves[0].new_value, figures[0])
         page.set_viewport_size(pb.SLIDE_VIEWPORTS[1])  # the same page: reveal.js lays the deck out again
