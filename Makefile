@@ -34,6 +34,7 @@ help:
 	@echo "make test   - set up (first time) and run every test and every notebook"
 	@echo "make present NB=05 - serve notebook 05 as live slides (Voila, Reveal.js) for projecting in class; LANG=zh the Chinese deck; no NB lists the decks"
 	@echo "make student - write the student edition (solutions replaced by stubs) to student/"
+	@echo "make test-ranges - the tests (no browser) on the lowest and the newest dependency versions pyproject.toml claims"
 
 # The stamp records that the lock and the package were installed. The script runs every time (it is
 # quick when all is well): it checks .venv, and installs only when the stamp is missing or older than

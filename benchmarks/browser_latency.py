@@ -101,6 +101,7 @@ class Result:
     burst_images: int = 0
     burst_note: str = ""
     parts: dict[str, float] = field(default_factory=dict)  #: headless update / draw / encode ms (this checkout)
+    never_sharp: int = 0  #: presses and jumps after which no full-resolution image came within SHARP_TIMEOUT
 
     @staticmethod
     def _median(values: list[float]) -> float:
@@ -148,20 +149,6 @@ def baseline_tree(ref: str, dest: Path) -> Path:
     return dest
 
 
-def apps_notebook(root: Path) -> str:
-    """One notebook that shows every app of :data:`pe_helpers.apps.APPS`, one per cell; its file name."""
-    import nbformat
-
-    from pe_helpers.apps import APPS
-
-    cells = [nbformat.v4.new_code_cell("from pe_helpers.apps import APPS")]
-    cells += [nbformat.v4.new_code_cell(f"APPS[{name!r}]()") for name in APPS]
-    name = "every_app.ipynb"
-    nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": {
-        "name": "python3", "display_name": "Python 3", "language": "python"}}), root / name)
-    return name
-
-
 # --------------------------------------------------------------------------- in the page
 
 def _first_slider(app):  # noqa: ANN001, ANN202
@@ -199,22 +186,32 @@ def _quiet(page, index: int, *, timeout_ms: float = 60_000) -> None:  # noqa: AN
         arg=[index, QUIET_MS], timeout=timeout_ms, polling=50)
 
 
-#: After a key press: ms from the keydown to the first new image decoded, to the first full-size one decoded, to the
-#: first one's src set, and that image's decode time.
-PRESS_JS = """([i, seen, full]) => { const r = window.__peRec, a = r.apps[i];
+#: After a key press: ms from the keydown to the first new image decoded, to its src set, and its decode time.
+FIRST_JS = """([i, seen]) => { const r = window.__peRec, a = r.apps[i];
     if (a.images.length <= seen) return false;
-    const key = r.keys[r.keys.length - 1], fresh = a.images.slice(seen), sharp = fresh.find((m) => m.width >= full);
-    return sharp ? [fresh[0].decoded - key, sharp.decoded - key, fresh[0].t - key, fresh[0].decoded - fresh[0].t]
-                 : false; }"""
+    const key = r.keys[r.keys.length - 1], m = a.images[seen];
+    return [m.decoded - key, m.t - key, m.decoded - m.t]; }"""
+#: ... and to the first full-size image decoded.
+SHARP_JS = """([i, seen, full]) => { const r = window.__peRec, a = r.apps[i];
+    const key = r.keys[r.keys.length - 1], sharp = a.images.slice(seen).find((m) => m.width >= full);
+    return sharp ? sharp.decoded - key : false; }"""
+#: Seconds a press waits for the full-resolution image before it counts as "never sharp" (an app stuck on a preview).
+SHARP_TIMEOUT = 3.0
 
 
 def _press(page, index: int, key: str, full: int, *, last: bool) -> list[float]:  # noqa: ANN001
-    """Press ``key``, wait for the app's first full-size image after it: :data:`PRESS_JS`'s four numbers."""
+    """Press ``key``; ms from the keydown to the first new image decoded, to the first full-size one (NaN when none
+    came within :data:`SHARP_TIMEOUT`), to the first one's src set, and its decode time."""
     seen = page.evaluate("(i) => window.__peRec.apps[i].images.length", index)
     page.keyboard.press(key)
-    found = page.wait_for_function(PRESS_JS, arg=[index, seen, full], timeout=20_000, polling=10).json_value()
+    first, to_src, decode = page.wait_for_function(FIRST_JS, arg=[index, seen], timeout=20_000, polling=10).json_value()
+    try:
+        sharp = page.wait_for_function(SHARP_JS, arg=[index, seen, full], timeout=SHARP_TIMEOUT * 1000,
+                                       polling=10).json_value()
+    except Exception:  # noqa: BLE001 (playwright TimeoutError): the app stayed on a smaller image
+        sharp = float("nan")
     _quiet(page, index) if last else page.wait_for_timeout(100)  # a person's next press
-    return found
+    return [first, sharp, to_src, decode]
 
 
 def measure_app(page, app, index: int, result: Result, presses: int, jumps: int, n_bursts: int) -> None:  # noqa: ANN001
@@ -237,13 +234,20 @@ def measure_app(page, app, index: int, result: Result, presses: int, jumps: int,
         key = "ArrowLeft" if now >= high else "ArrowRight" if now <= low else key
         first, sharp, to_src, decode = _press(page, index, key, full, last=False)
         result.first.append(first)
-        result.presses.append(sharp)
+        if sharp == sharp:
+            result.presses.append(sharp)
+        else:
+            result.never_sharp += 1
         result.to_src.append(to_src)
         result.decode.append(decode)
     for n in range(jumps):  # five steps at a time, there and back
         now, low, high = where()
         key = "PageDown" if now >= high else "PageUp" if now <= low or n % 2 == 0 else "PageDown"
-        result.jumps.append(_press(page, index, key, full, last=n == jumps - 1)[1])
+        sharp = _press(page, index, key, full, last=n == jumps - 1)[1]
+        if sharp == sharp:
+            result.jumps.append(sharp)
+        else:
+            result.never_sharp += 1
     notes = set()
     for _ in range(max(1, n_bursts)):
         burst = _burst(page, app, index, slider, handle, full)
@@ -316,8 +320,10 @@ def print_table(results: list[Result]) -> None:
         rest = statistics.median(r.to_src) - sum(parts) if r.to_src and parts else float("nan")
         bursts = "/".join(f"{x:.0f}" for x in r.bursts) + (f" ({r.burst_note})" if r.burst_note else "")
         b_bursts = ("/".join(f"{x:.0f}" for x in b.bursts) + (f" ({b.burst_note})" if b.burst_note else "")) if b else "–"
-        lines.append((r.front_end, r.app, r.control, f"{r.median:.0f}", f"{r.p90:.0f}", _ms(r.first), _ms(r.jumps),
-                      bursts, f"{b.median:.0f}" if b else "–", _ms(b.first) if b else "–", _ms(b.jumps) if b else "–",
+        b_press = (f"{b.median:.0f}" + (f" ({b.never_sharp} never sharp)" if b.never_sharp else "")) if b else "–"
+        lines.append((r.front_end, r.app, r.control, f"{r.median:.0f}" + (f" ({r.never_sharp} never sharp)" if
+                      r.never_sharp else ""), f"{r.p90:.0f}", _ms(r.first), _ms(r.jumps),
+                      bursts, b_press, _ms(b.first) if b else "–", _ms(b.jumps) if b else "–",
                       b_bursts, f"{_ms(r.to_src)} / {_ms(r.decode)}", "/".join(f"{x:.0f}" for x in parts),
                       f"{rest:.0f}"))
     bench.print_rows(header, lines, left=3)
@@ -350,7 +356,7 @@ def measure(front_end: str, path: str, kernel_path: Path, chromium: str, presses
         home = Path(tmp)
         root = home / "notebooks"
         root.mkdir()
-        name = apps_notebook(root)
+        name = pb.apps_notebook(root)
         env = pb.isolated_jupyter_env(home / "jupyter-home")
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(kernel_path), env.get("PYTHONPATH", "")]))
         port, token = pb.free_port(), secrets.token_hex(16)
@@ -377,7 +383,8 @@ def measure(front_end: str, path: str, kernel_path: Path, chromium: str, presses
                         measure_app(page, app, i, r, presses, jumps, n_bursts)
                         results.append(r)
                         print(f"  {factory}: press → sharp median {r.median:.0f} ms (first {_ms(r.first)}), jump "
-                              f"{_ms(r.jumps)}, bursts {'/'.join(f'{b:.0f}' for b in r.bursts)} ms {r.burst_note}",
+                              f"{_ms(r.jumps)}, bursts {'/'.join(f'{b:.0f}' for b in r.bursts)} ms {r.burst_note}"
+                              f"{f', {r.never_sharp} presses never sharp' if r.never_sharp else ''}",
                               file=sys.stderr, flush=True)
                 finally:
                     context.close()

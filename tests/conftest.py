@@ -63,7 +63,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 #: key on an app, drag it and wait for the kernel, Chromium and a server to answer in time, while the other worker runs
 #: CPU-bound tests and nbval kernels that only need to finish. On two cores, at the same priority, the browser part took
 #: 1.7 times as long as on an idle machine; niced, the others take the CPU the browser part leaves.
-OTHER_TESTS_NICENESS = 19
+OTHER_TESTS_NICENESS = 5
 _NICED: list[bool] = []
 
 

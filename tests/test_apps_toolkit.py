@@ -145,6 +145,15 @@ def _pixels(png: bytes) -> np.ndarray:
     return np.asarray(Image.open(io.BytesIO(png)).convert("RGBA"))
 
 
+def _assert_shows_a_fresh_render(app, factory, why: str) -> None:  # noqa: ANN001
+    """``app``'s image is pixel for pixel what ``factory`` draws when made with ``app``'s control values."""
+    fresh = factory(**{name: c.value for name, c in app.controls.items()})
+    try:
+        np.testing.assert_array_equal(_pixels(app.image.value), _pixels(fresh.image.value), err_msg=why)
+    finally:
+        fresh.close()
+
+
 def test_a_value_from_the_browser_is_drawn_whole_and_sharp_in_its_handler() -> None:
     """A value from the browser (``set_state``, what ipywidgets' comm handler calls) is drawn inside that handler,
     at full resolution: when the handler returns, the image is the figure of the new value. ipywidgets' front end
@@ -158,12 +167,7 @@ def test_a_value_from_the_browser_is_drawn_whole_and_sharp_in_its_handler() -> N
         assert app.renders == renders + 2, "each update drawn in its handler"
         assert "k = 10" in app.caption.value and len(app.artists["path"].get_xdata()) == 11, "with the latest value"
         assert _png_width(app.image.value) == full == round(app.figure.display_width * fb.RENDER_SCALE)
-        fresh = phasor_app(k=10)
-        try:
-            np.testing.assert_array_equal(_pixels(app.image.value), _pixels(fresh.image.value),
-                                          err_msg="what the browser shows is a fresh render of the same values")
-        finally:
-            fresh.close()
+        _assert_shows_a_fresh_render(app, phasor_app, "what the browser shows is a fresh render of the same values")
     finally:
         app.close()
 
@@ -247,12 +251,7 @@ def test_two_threads_driving_one_app_take_turns_and_the_last_value_is_shown(monk
         assert not seen, seen[:3]
         values = {name: c.value for name, c in app.controls.items()}
         assert (values["k"], values["pos"]) == (11, 3)
-        fresh = phasor_app(**values)
-        try:
-            np.testing.assert_array_equal(_pixels(app.image.value), _pixels(fresh.image.value),
-                                          err_msg="at rest: the render of the final values")
-        finally:
-            fresh.close()
+        _assert_shows_a_fresh_render(app, phasor_app, "at rest: the render of the final values")
     finally:
         app.close()
 

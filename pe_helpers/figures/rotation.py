@@ -132,7 +132,7 @@ def build_phasor(*, pos: int = 3, k: int = 5, pair: int = 1, d: int = 16, base: 
         return _("pos = {pos}, k = {k}, pair i = {i}: angle k·ω_i = {angle:.4f} rad").format(
             pos=pos, k=k, i=pair, angle=k * omega)
 
-    update(pos=pos, k=-50, pair=0)  # the widest text, so the layout fits every value
+    update(pos=0, k=-50, pair=0)  # the widest text, whatever the start values: the same values always look the same
     settle_layout(fig)
     update()
     fig.set_dynamic(*art.values())

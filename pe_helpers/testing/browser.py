@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import html
 import io
 import json
 import os
@@ -1436,6 +1437,7 @@ class AtRest:
     images: int  #: images the page showed during the moves
     rest_seconds: float  #: from the last input until the app was at rest
     problems: list[str] = field(default_factory=list)  #: what ``stress_app``'s ``check`` found at the last rest
+    caption: str | None = None  #: the app's caption (``.pe-caption``) as the page shows it
 
 
 def _enabled(locator) -> bool:  # noqa: ANN001
@@ -1530,7 +1532,8 @@ def _shown(page, app, image, actions: list[str], last_input: float) -> AtRest:  
     png = base64.b64decode(shown["png"])
     return AtRest(png_values(png), png, shown["natural"], shown["css"], shown["screen"],
                   page.evaluate(READOUTS_JS, app.element_handle()), list(actions), shown["changes"],
-                  time.monotonic() - last_input)
+                  time.monotonic() - last_input,
+                  caption=(app.locator(".pe-caption").first.text_content() or "").strip())
 
 
 def stress_app(page, app, *, hold_seconds: float = HOLD_SECONDS, check=None) -> AtRest:  # noqa: ANN001
@@ -1558,7 +1561,8 @@ def stress_app(page, app, *, hold_seconds: float = HOLD_SECONDS, check=None) -> 
     presses = hold_key(page, handle, key, hold_seconds)
     actions.append(f"held {key} for {hold_seconds:g} s ({presses} keydowns) on {_control_label(sliders[0])!r}")
     actions.append(f"dragged {_control_label(sliders[-1])!r} across its range")
-    midway = (lambda: actions.append(f"{_click_other_option(others[0])} in the middle of the drag")) if others else None
+    # the last other control: a choice that redraws (the first may start something slow, such as training a model)
+    midway = (lambda: actions.append(f"{_click_other_option(others[-1])} in the middle of the drag")) if others else None
     drag_across(page, sliders[-1], midway=midway)
     last_input = time.monotonic()
     deadline = last_input + REST_TIMEOUT
@@ -1667,6 +1671,10 @@ def at_rest_problems(rest: AtRest, *, present: bool = False, lang: str = "en", m
                                 f"{control.description or 'its value'} = {want!r} (values {rest.values})")
         if len(rest.readouts) != len(expected):
             problems.append(f"{name}: the page shows {len(rest.readouts)} controls, the app has {len(expected)}")
+        caption = html.unescape(re.sub(r"<[^>]+>", "", fresh.caption.value)).strip()
+        if rest.caption is not None and " ".join(rest.caption.split()) != " ".join(caption.split()):
+            problems.append(f"{name}, after {done}: the caption reads {rest.caption!r}, a fresh app of {rest.values} "
+                            f"says {caption!r}")
         got = np.asarray(Image.open(io.BytesIO(rest.png)).convert("RGBA"))
         want = np.asarray(Image.open(io.BytesIO(fresh.image.value)).convert("RGBA"))
         if got.shape != want.shape:
@@ -1677,3 +1685,16 @@ def at_rest_problems(rest: AtRest, *, present: bool = False, lang: str = "en", m
     finally:
         fresh.close()
     return problems
+
+
+def apps_notebook(root: Path) -> str:
+    """Write a notebook into ``root`` that shows every app of :data:`pe_helpers.apps.APPS`, one per cell, in that
+    order (the JupyterLab test and the latency benchmark run it); return its file name."""
+    from pe_helpers.apps import APPS
+
+    cells = [nbformat.v4.new_code_cell("from pe_helpers.apps import APPS")]
+    cells += [nbformat.v4.new_code_cell(f"APPS[{name!r}]()") for name in APPS]
+    name = "every_app.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": {
+        "name": "python3", "display_name": "Python 3", "language": "python"}}), root / name)
+    return name

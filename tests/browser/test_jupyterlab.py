@@ -77,20 +77,6 @@ def test_notebook_opens_with_its_figures_shown_and_legible_in_jupyterlab(name: s
     assert not problems, f"{name} in JupyterLab, before running:\n  " + "\n  ".join(problems)
 
 
-def _apps_notebook(root) -> str:  # noqa: ANN001
-    """A notebook in the server's folder that shows every app of :data:`pe_helpers.apps.APPS`, one per cell."""
-    import nbformat
-
-    from pe_helpers.apps import APPS
-
-    cells = [nbformat.v4.new_code_cell("from pe_helpers.apps import APPS")]
-    cells += [nbformat.v4.new_code_cell(f"APPS[{name!r}]()") for name in APPS]
-    name = "every_app.ipynb"
-    nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": {
-        "name": "python3", "display_name": "Python 3", "language": "python"}}), root / name)
-    return name
-
-
 def test_every_app_responds_and_rests_sharp_on_its_controls_in_jupyterlab(lab_server: pb.Server,
                                                                           lab_page: object) -> None:
     """Every app in JupyterLab (one notebook that shows them all, Run All), used as a class uses it.
@@ -106,7 +92,7 @@ def test_every_app_responds_and_rests_sharp_on_its_controls_in_jupyterlab(lab_se
     from pe_helpers.apps import APPS
 
     page = lab_page
-    name = _apps_notebook(lab_server.root)
+    name = pb.apps_notebook(lab_server.root)
     t0 = time.monotonic()
     problems: list[str] = []
     rests: list[pb.AtRest] = []
