@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import io
 
-import ipywidgets as widgets
 import numpy as np
 import pytest
 import torch
