@@ -1052,9 +1052,8 @@ def http_status_with_host(url: str, host: str) -> int:
 
 # --------------------------------------------------------------------------- figures as the page shows them
 
-#: The viewports checked: a 720p projector (legibility, screenshots) and a 1080p one (screenshots).
+#: The notebook viewport checked: a 720p projector (legibility, screenshots); decks use SLIDE_VIEWPORTS.
 CLASSROOM_VIEWPORT = {"width": 1280, "height": 720}
-LARGE_VIEWPORT = {"width": 1920, "height": 1080}
 #: The smallest text a figure may show, in CSS px, at CLASSROOM_VIEWPORT.
 MIN_FIGURE_TEXT_CSS_PX = 14.0
 
@@ -1129,21 +1128,6 @@ def collapse_lab_sidebars(page) -> None:  # noqa: ANN001
     item.click()
     page.wait_for_function("() => !document.querySelector('.jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current')",
                            timeout=5_000, polling=50)
-
-
-def app_screenshots(page, apps: list, stem: str, folder: Path) -> list[Path]:  # noqa: ANN001
-    """Screenshot every app at :data:`CLASSROOM_VIEWPORT` and :data:`LARGE_VIEWPORT` (then back to the first)."""
-    shots = []
-    for viewport in (CLASSROOM_VIEWPORT, LARGE_VIEWPORT):
-        page.set_viewport_size(viewport)
-        page.wait_for_timeout(100)  # one layout pass after the resize (Lumino relayouts on the resize event)
-        for i, app in enumerate(apps):
-            shot = folder / f"{stem}-app{i}-{viewport['width']}x{viewport['height']}.png"
-            app.scroll_into_view_if_needed()
-            app.screenshot(path=str(shot))
-            shots.append(shot)
-    page.set_viewport_size(CLASSROOM_VIEWPORT)
-    return shots
 
 
 #: What a notebook opened without running shows in place of its figures: every stored figure
