@@ -7,7 +7,7 @@ Usage (from the repository root)::
     .venv/bin/python benchmarks/lab.py --only cli         # `python -m pe_helpers.cli` default set (budget 60 s)
     .venv/bin/python benchmarks/lab.py --only notebook    # execute notebook 05 top to bottom (budget 20 s)
     .venv/bin/python benchmarks/lab.py --only train-now   # what 05's "train now" button trains
-    .venv/bin/python benchmarks/lab.py --optimizer        # the flat-buffer AdamW against torch.optim.AdamW
+    .venv/bin/python benchmarks/lab.py --optimizer        # the flat-buffer Adam against torch.optim.Adam
 
 Each report is printed beside its budget (the baseline: notebook 05 took 31-36 s and
 four schemes 29 s before this version). Numbers depend on the machine and on what else runs on it:
@@ -84,7 +84,7 @@ def train_now() -> None:
 
 
 def optimizer() -> None:
-    """The flat-buffer AdamW against torch.optim.AdamW(foreach=True) on the same training."""
+    """The flat-buffer Adam against torch.optim.Adam(foreach=True) on the same training."""
     import torch
     from torch.nn import functional as F
 
@@ -92,8 +92,8 @@ def optimizer() -> None:
     for name in ("flat", "torch"):
         model = lab.init_model("rope", cfg)
         data = torch.Generator().manual_seed(1)
-        opt = lab.training.AdamW(model.parameters()) if name == "flat" else \
-            torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0, foreach=True)
+        opt = lab.training.Adam(model.parameters()) if name == "flat" else \
+            torch.optim.Adam(model.parameters(), lr=cfg.lr, foreach=True)
         start = time.perf_counter()
         with lab.fixed_threads(1):
             for n in lab.training.training_lengths(cfg, data):
@@ -102,7 +102,7 @@ def optimizer() -> None:
                 opt.zero_grad()
                 loss.backward()
                 opt.step(cfg.lr) if name == "flat" else opt.step()
-        print(f"AdamW {name:>5}: {time.perf_counter() - start:6.2f} s for {cfg.steps} steps (rope, copy)")
+        print(f"Adam {name:>5}: {time.perf_counter() - start:6.2f} s for {cfg.steps} steps (rope, copy)")
 
 
 PARTS = {"schemes": schemes, "cli": cli, "notebook": notebook, "train-now": train_now}
@@ -111,7 +111,7 @@ PARTS = {"schemes": schemes, "cli": cli, "notebook": notebook, "train-now": trai
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=tuple(PARTS), action="append")
-    parser.add_argument("--optimizer", action="store_true", help="compare the two AdamW implementations")
+    parser.add_argument("--optimizer", action="store_true", help="compare the two Adam implementations")
     args = parser.parse_args(argv)
     if args.optimizer:
         optimizer()

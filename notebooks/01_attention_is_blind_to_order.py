@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from IPython import get_ipython
 
-from pe_helpers import SelfAttention, attention_scores, causal_mask, check_equivariance
+from pe_helpers import SelfAttention, attention_scores, causal_mask, equivariance_gap
 from pe_helpers import permutation_matrix, random_permutation
 from pe_helpers import order
 from pe_helpers.apps import permutation_app
@@ -252,8 +252,8 @@ P_pos = order.random_positions(n, d)                           # p_0 .. p_4, dis
 with_positions = lambda x: head(x + P_pos)[0]            # slot i gets x_i + p_i
 content_only = lambda x: head(x)[0]
 perms = [p for p in (random_permutation(n, seed=s) for s in range(20)) if not torch.equal(p, torch.arange(n))]
-without = max(check_equivariance(content_only, X, p) for p in perms)
-broken = min(check_equivariance(with_positions, X, p) for p in perms)
+without = max(equivariance_gap(content_only, X, p) for p in perms)
+broken = min(equivariance_gap(with_positions, X, p) for p in perms)
 assert without < 1e-5, without
 assert broken > 0.05, broken
 print(f"{len(perms)} non-identity permutations: max|f(ΠX) - Π f(X)| < 1e-5 without positions, "
@@ -291,7 +291,7 @@ print(f"with positions, 'dog' as subject and 'dog' as object now have different 
 # Write `equivariance_error(f, x, perm)` that returns one number, $\max|f(\Pi X) - \Pi f(X)|$, where
 # $(\Pi X)_i = X_{\text{perm}[i]}$ and `f` maps a `[n, d]` tensor to a `[n, d]` tensor. It must give 0
 # (up to rounding) for plain self-attention and a clearly positive number once positions or a
-# causal mask are added. (This is what `pe_helpers.check_equivariance` does.)
+# causal mask are added. (This is what `pe_helpers.equivariance_gap` does.)
 
 # %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="1.3" tags=["solution"]
 from collections.abc import Callable
@@ -325,7 +325,7 @@ assert check_equivariance_error(equivariance_error)
 
 # %% slideshow={"slide_type": "fragment"}
 causal = lambda x: head(x, causal_mask(x.shape[-2]))[0]
-masked = min(check_equivariance(causal, X, p) for p in perms)
+masked = min(equivariance_gap(causal, X, p) for p in perms)
 assert masked > 0.05, masked
 print(f"causal mask, no positions: max|f(ΠX) - Π f(X)| >= {masked:.2f} for every non-identity permutation")
 

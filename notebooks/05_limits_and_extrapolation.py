@@ -95,11 +95,11 @@ print(f"with concatenation [x; p] the two inputs would be {concat_gap:.2f} apart
 # **before** the projections the position·position term depends only on $j - i$ (the matrix
 # $PE\,PE^\top$ is *Toeplitz*: constant along every diagonal). **After** $M$ it generally does not: a
 # random $W_QW_K^\top$ mixes the pairs, and $PE(i)^\top M\,PE(j)$ then depends on $i$ and $j$ separately.
-# `pe_helpers.extrapolation.mixing` computes the four terms (and asserts that they sum to the score).
+# `pe_helpers.mixing` computes the four terms (and asserts that they sum to the score).
 
 # %% slideshow={"slide_type": "-"}
 from pe_helpers.apps import mixing_app
-from pe_helpers.extrapolation import mixing
+from pe_helpers import mixing
 from pe_helpers.figures import build_mixing
 
 n_mix = 16
@@ -302,7 +302,7 @@ assert check_relative_part(relative_only)
 # | `rope` | $q_m, k_n$ rotated by their positions, nothing added to $x$ |
 # | `rope-pi` | the trained `rope` model, positions scaled by $L/L'$ past training (position interpolation), no retraining |
 # | `rope-ntk` | the trained `rope` model, base $b' = b\,s^{d/(d-2)}$ with $s = L'/L$ (NTK-aware scaling), no retraining |
-# | `alibi` | nothing added; head $h$ of $H$ adds $-m_h\,|i-j|$ to its scores, $m_h = 2^{-8h/H}$ |
+# | `alibi` | nothing added; head $h$ of $H$ adds $-m_h\,\lvert i-j\rvert$ to its scores, $m_h = 2^{-8h/H}$ |
 # | `randomized` | a learned table of $4(2L+1)$ rows; training reads a sorted random subset of them, testing reads $0, 1, 2, ..$ |
 #
 # Before you see any result, make a prediction.

@@ -9,6 +9,7 @@ One concept name per notebook, the same word in every layer (CONTRIBUTING.md has
  02     :mod:`.learned`   :mod:`.figures.learned`      :mod:`.apps.learned`      :mod:`.checks.learned`
  03     :mod:`.frequencies`  :mod:`.figures.frequencies`  :mod:`.apps.frequencies`  :mod:`.checks.frequencies`
  04     :mod:`.rotation`  :mod:`.figures.rotation`     :mod:`.apps.rotation`     :mod:`.checks.rotation`
+ 05 §1  :mod:`.mixing`    :mod:`.figures.mixing`       :mod:`.apps.mixing`       :mod:`.checks.mixing`
  05     :mod:`.extrapolation`  :mod:`.figures.extrapolation`  :mod:`.apps.extrapolation`  :mod:`.checks.extrapolation`
  06     :mod:`.rope`, :mod:`.comparison`  :mod:`.figures.rope`  :mod:`.apps.rope`  :mod:`.checks.rope`
 =====  ===============  ==========================  ======================  ====================
@@ -36,7 +37,7 @@ _LAZY = {
     "layout_permutation": "encodings", "shift_matrix": "encodings", "sinusoidal": "encodings",
     "wavelengths": "encodings",
     "get_language": "i18n", "set_language": "i18n",
-    "check_equivariance": "permutation", "permutation_matrix": "permutation", "random_permutation": "permutation",
+    "equivariance_gap": "permutation", "permutation_matrix": "permutation", "random_permutation": "permutation",
 }
 
 
@@ -70,7 +71,7 @@ __all__ = [
     "attention_scores",
     "causal_mask",
     "get_language",
-    "check_equivariance",
+    "equivariance_gap",
     "inverse_frequencies",
     "layout_permutation",
     "permutation_matrix",

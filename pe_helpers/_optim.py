@@ -10,11 +10,11 @@ from collections.abc import Iterable
 
 import torch
 
-__all__ = ["AdamW"]
+__all__ = ["Adam"]
 
 
-class AdamW:
-    r"""AdamW without weight decay (Kingma & Ba 2015; Loshchilov & Hutter 2019) on one flat buffer.
+class Adam:
+    r"""Adam (Kingma & Ba 2015, arXiv:1412.6980, Algorithm 1) on one flat buffer, without weight decay.
 
     .. math::
         m \leftarrow \beta_1 m + (1-\beta_1) g,\quad v \leftarrow \beta_2 v + (1-\beta_2) g^2,\quad
@@ -25,7 +25,7 @@ class AdamW:
     (:func:`pe_helpers.extrapolation.training.fit`) and by notebook 02's running-maximum training
     (:func:`pe_helpers.learned.train_running_max`). Kept because it still saves measured time
     (``benchmarks/lab.py --optimizer``, 2-core machine, torch 2.13, 700 steps, default model):
-    flat buffer 7.5 s vs ``torch.optim.AdamW(foreach=True)`` 8.2 s per model (about 9 % faster), and
+    flat buffer 7.5 s vs ``torch.optim.Adam(foreach=True)`` 8.2 s per model (about 9 % faster), and
     the first ``torch.optim`` optimizer of a process also imports ``torch._dynamo`` (1–3 s of CPU, in every
     kernel and slide deck that trains).
     """

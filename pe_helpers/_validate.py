@@ -1,6 +1,6 @@
-"""Argument checks shared by every helper (the input policy is written down in CONTRIBUTING.md).
+"""Argument validation shared by every helper (the input policy is written down in CONTRIBUTING.md).
 
-Each check raises a ``ValueError`` or ``TypeError`` whose message names the argument,
+Each ``require_*`` function returns its argument in canonical form or raises a ``ValueError`` or ``TypeError`` whose message names the argument,
 the value it received and what is allowed, so a student never has to read a stack
 trace from deep inside torch to find out what was wrong. A result that would not fit in
 :data:`MEMORY_BUDGET_BYTES` raises :class:`MemoryBudgetError` (a ``ValueError``) before
@@ -34,7 +34,7 @@ def _gib(n_bytes: float) -> str:
     return f"{n_bytes / 1024**3:.3g} GiB" if n_bytes >= 2**20 else f"{n_bytes:.0f} bytes"
 
 
-def check_budget(what: str, shape: Sequence[int], dtype: torch.dtype | int = torch.float32,
+def require_budget(what: str, shape: Sequence[int], dtype: torch.dtype | int = torch.float32,
                  *, copies: int = 1) -> None:
     """Raise :class:`MemoryBudgetError` if ``copies`` tensors of ``shape`` and ``dtype`` exceed the budget.
 
@@ -60,7 +60,7 @@ def _is_int(value: object) -> bool:
         and not value.is_complex() and value.dtype != torch.bool and value.device.type != "meta"
 
 
-def check_int(name: str, value: object, *, minimum: int | None = None, maximum: int | None = None) -> int:
+def require_int(name: str, value: object, *, minimum: int | None = None, maximum: int | None = None) -> int:
     """Return ``value`` as an int, or raise if it is not an integer in ``minimum..maximum``.
 
     Python and numpy integers and 0-d integer tensors are integers; bools, floats (even 2.0),
@@ -77,12 +77,12 @@ def check_int(name: str, value: object, *, minimum: int | None = None, maximum: 
     return value
 
 
-def check_seed(name: str, value: object, *, minimum: int = SEED_RANGE[0]) -> int:
+def require_seed(name: str, value: object, *, minimum: int = SEED_RANGE[0]) -> int:
     """A random seed: an integer that ``torch.Generator.manual_seed`` accepts."""
-    return check_int(name, value, minimum=minimum, maximum=SEED_RANGE[1])
+    return require_int(name, value, minimum=minimum, maximum=SEED_RANGE[1])
 
 
-def check_bool(name: str, value: object) -> bool:
+def require_bool(name: str, value: object) -> bool:
     """``True`` or ``False`` (numpy bools too); no truthy strings or numbers."""
     if isinstance(value, bool) or type(value).__name__ == "bool_":
         return bool(value)
@@ -97,14 +97,14 @@ def _short(value: object, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def check_length(name: str, value: object) -> int:
+def require_length(name: str, value: object) -> int:
     """A sequence length: an integer >= 0."""
-    return check_int(name, value, minimum=0)
+    return require_int(name, value, minimum=0)
 
 
-def check_dim(name: str, value: object) -> int:
+def require_dim(name: str, value: object) -> int:
     """A model dimension: a positive even integer (sin/cos come in pairs)."""
-    dim = check_int(name, value, minimum=1)
+    dim = require_int(name, value, minimum=1)
     if dim % 2:
         raise ValueError(
             _("{0} must be a positive even integer (sin and cos come in pairs), got {1}. Try {2} or {3}.").format(name, dim, dim - 1 if dim > 1 else 2, dim + 1)
@@ -125,7 +125,7 @@ def _as_float(value: object) -> float | None:
         return math.inf
 
 
-def check_base(value: object, name: str = "base") -> float:
+def require_base(value: object, name: str = "base") -> float:
     """The wavelength base: a finite real number > 1 (the paper uses 10000)."""
     base = _as_float(value)
     if base is None:
@@ -135,7 +135,7 @@ def check_base(value: object, name: str = "base") -> float:
     return base
 
 
-def check_real(name: str, value: object, *, minimum: float | None = None, positive: bool = False) -> float:
+def require_real(name: str, value: object, *, minimum: float | None = None, positive: bool = False) -> float:
     """A finite real number (ints and 0-d real tensors included, bools and complex excluded)."""
     number = _as_float(value)
     if number is None:
@@ -149,7 +149,7 @@ def check_real(name: str, value: object, *, minimum: float | None = None, positi
     return number
 
 
-def check_choice(name: str, value: object, allowed: Sequence[str]) -> str:
+def require_choice(name: str, value: object, allowed: Sequence[str]) -> str:
     """One of a fixed set of strings."""
     if not isinstance(value, str) or value not in allowed:
         options = ", ".join(repr(a) for a in allowed)
@@ -157,11 +157,11 @@ def check_choice(name: str, value: object, allowed: Sequence[str]) -> str:
     return value
 
 
-def check_layout(value: object) -> str:
-    return check_choice("layout", value, LAYOUTS)
+def require_layout(value: object) -> str:
+    return require_choice("layout", value, LAYOUTS)
 
 
-def check_float_dtype(value: object, name: str = "dtype") -> torch.dtype:
+def require_float_dtype(value: object, name: str = "dtype") -> torch.dtype:
     if not isinstance(value, torch.dtype) or not value.is_floating_point:
         raise TypeError(
             _("{0} must be a floating torch dtype such as torch.float32 or torch.float64, got {1!r}.").format(name, value)
@@ -169,7 +169,7 @@ def check_float_dtype(value: object, name: str = "dtype") -> torch.dtype:
     return value
 
 
-def check_tensor(name: str, value: object, *, min_ndim: int = 1, ndim: int | None = None) -> torch.Tensor:
+def require_tensor(name: str, value: object, *, min_ndim: int = 1, ndim: int | None = None) -> torch.Tensor:
     """A ``torch.Tensor`` with at least ``min_ndim`` (or exactly ``ndim``) dimensions, any dtype."""
     if not isinstance(value, torch.Tensor):
         raise TypeError(_("{0} must be a torch.Tensor, got {1} ({2}).").format(name, _short(value), type(value).__name__))
@@ -180,9 +180,9 @@ def check_tensor(name: str, value: object, *, min_ndim: int = 1, ndim: int | Non
     return value
 
 
-def check_float_tensor(name: str, value: object, *, min_ndim: int = 1, ndim: int | None = None) -> torch.Tensor:
+def require_float_tensor(name: str, value: object, *, min_ndim: int = 1, ndim: int | None = None) -> torch.Tensor:
     """A real floating tensor (float16, bfloat16, float32, float64) on any device."""
-    t = check_tensor(name, value, min_ndim=min_ndim, ndim=ndim)
+    t = require_tensor(name, value, min_ndim=min_ndim, ndim=ndim)
     if not t.is_floating_point():
         hint = " (for whole numbers use x.float())" if not t.is_complex() and t.dtype != torch.bool else ""
         raise TypeError(
@@ -191,7 +191,7 @@ def check_float_tensor(name: str, value: object, *, min_ndim: int = 1, ndim: int
     return t
 
 
-def check_same_kind(names: Sequence[str], *tensors: torch.Tensor) -> None:
+def require_same_kind(names: Sequence[str], *tensors: torch.Tensor) -> None:
     """Tensors that meet in one product must share dtype and device."""
     first = tensors[0]
     for name, t in zip(names[1:], tensors[1:]):
@@ -201,7 +201,7 @@ def check_same_kind(names: Sequence[str], *tensors: torch.Tensor) -> None:
             )
 
 
-def check_fits(name: str, shape: Sequence[int], target: Sequence[int], hint: str = "") -> None:
+def require_fits(name: str, shape: Sequence[int], target: Sequence[int], hint: str = "") -> None:
     """``shape`` must broadcast to ``target`` without changing it (no new or grown dimensions)."""
     try:
         ok = tuple(torch.broadcast_shapes(tuple(shape), tuple(target))) == tuple(target)
@@ -213,7 +213,7 @@ def check_fits(name: str, shape: Sequence[int], target: Sequence[int], hint: str
         )
 
 
-def check_last_dim(name: str, x: torch.Tensor, dim: int) -> None:
+def require_last_dim(name: str, x: torch.Tensor, dim: int) -> None:
     if x.shape[-1] != dim:
         raise ValueError(
             _("{0} must have last dimension {1} (the model dimension), got shape {2}.").format(name, dim, tuple(x.shape))

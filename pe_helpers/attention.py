@@ -12,7 +12,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from ._validate import check_budget, check_float_tensor, check_int, check_same_kind, check_seed, check_tensor
+from ._validate import require_budget, require_float_tensor, require_int, require_same_kind, require_seed, require_tensor
 from .i18n import _
 
 __all__ = ["scaled_dot_product_attention", "causal_mask", "attention_scores", "SelfAttention"]
@@ -30,9 +30,9 @@ def attention_scores(q: Tensor, k: Tensor) -> Tensor:
 
 def _scores_shape(q: object, k: object) -> tuple[int, ...]:
     """Check ``q`` and ``k`` and return the shape of :math:`QK^\top` (within the memory budget)."""
-    q = check_float_tensor("q", q, min_ndim=2)
-    k = check_float_tensor("k", k, min_ndim=2)
-    check_same_kind(("q", "k"), q, k)
+    q = require_float_tensor("q", q, min_ndim=2)
+    k = require_float_tensor("k", k, min_ndim=2)
+    require_same_kind(("q", "k"), q, k)
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(
             _("q and k must have the same last dimension d_k, got q {0} and k {1}.").format(tuple(q.shape), tuple(k.shape))
@@ -46,14 +46,14 @@ def _scores_shape(q: object, k: object) -> tuple[int, ...]:
             _("q and k must have batch dimensions that broadcast, got q {0} and k {1}.").format(tuple(q.shape), tuple(k.shape))
         ) from None
     shape = (*batch, q.shape[-2], k.shape[-2])
-    check_budget(f"the scores of q {tuple(q.shape)} and k {tuple(k.shape)}", shape, q.dtype, copies=2)
+    require_budget(f"the scores of q {tuple(q.shape)} and k {tuple(k.shape)}", shape, q.dtype, copies=2)
     return shape
 
 
 def _check_qkv(q: Tensor, k: Tensor, v: Tensor) -> tuple[int, ...]:
     shape = _scores_shape(q, k)
-    v = check_float_tensor("v", v, min_ndim=2)
-    check_same_kind(("q", "v"), q, v)
+    v = require_float_tensor("v", v, min_ndim=2)
+    require_same_kind(("q", "v"), q, v)
     if k.shape[-2] != v.shape[-2]:
         raise ValueError(
             _("k and v must have the same number of rows (one value per key), got k {0} and v {1}.").format(tuple(k.shape), tuple(v.shape))
@@ -78,7 +78,7 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor |
     """
     shape = _check_qkv(q, k, v)
     if mask is not None:
-        mask = check_tensor("mask", mask, min_ndim=2)
+        mask = require_tensor("mask", mask, min_ndim=2)
         if mask.dtype != torch.bool and not mask.is_floating_point():
             hint = " (a 0/1 integer mask would be added to the scores: use mask.bool())" \
                 if not mask.is_complex() else ""
@@ -111,8 +111,8 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor |
 
 def causal_mask(n: int) -> Tensor:
     """The ``n × n`` bool mask with ``True`` where query ``i`` may attend to key ``j`` (``j <= i``)."""
-    n = check_int("n", n, minimum=1)
-    check_budget(f"causal_mask(n={n})", (n, n), torch.bool, copies=2)
+    n = require_int("n", n, minimum=1)
+    require_budget(f"causal_mask(n={n})", (n, n), torch.bool, copies=2)
     return torch.ones(n, n, dtype=torch.bool).tril()
 
 
@@ -125,9 +125,9 @@ class SelfAttention(nn.Module):
 
     def __init__(self, dim: int, *, seed: int = 0) -> None:
         super().__init__()
-        self.dim = check_int("dim", dim, minimum=1)
-        seed = check_seed("seed", seed)
-        check_budget(f"SelfAttention(dim={self.dim})", (3, self.dim, self.dim), torch.float32, copies=2)
+        self.dim = require_int("dim", dim, minimum=1)
+        seed = require_seed("seed", seed)
+        require_budget(f"SelfAttention(dim={self.dim})", (3, self.dim, self.dim), torch.float32, copies=2)
         gen = torch.Generator().manual_seed(seed)
         scale = 1.0 / math.sqrt(self.dim)
         self.W_Q = nn.Parameter(torch.randn(self.dim, self.dim, generator=gen) * scale)
@@ -143,10 +143,10 @@ class SelfAttention(nn.Module):
         ``x``: a real floating tensor ``(..., n, dim)``; the weights are cast to its dtype (float64
         input gets float64 arithmetic, float16 input float16), gradients still reach them.
         """
-        x = check_float_tensor("x", x, min_ndim=2)
+        x = require_float_tensor("x", x, min_ndim=2)
         if x.shape[-1] != self.dim:
             raise ValueError(_("x must have last dimension {0}, got shape {1}.").format(self.dim, tuple(x.shape)))
-        check_budget(f"SelfAttention.project(x of shape {tuple(x.shape)})", x.shape, x.dtype, copies=3)
+        require_budget(f"SelfAttention.project(x of shape {tuple(x.shape)})", x.shape, x.dtype, copies=3)
 
         def cast(w: Tensor) -> Tensor:
             return w.to(dtype=x.dtype, device=x.device)

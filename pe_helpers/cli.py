@@ -29,7 +29,7 @@ from .extrapolation.results import parse_encodings, parse_tasks, reference_confi
 from .extrapolation.task import TASKS
 from .extrapolation.training import TrainConfig, TrainingCancelled
 
-__all__ = ["main", "build_parser", "figure_path", "check_writable", "DEFAULT_ENCODINGS", "REFERENCE_JSON"]
+__all__ = ["main", "build_parser", "figure_path", "unwritable_reason", "DEFAULT_ENCODINGS", "REFERENCE_JSON"]
 
 DEFAULT_OUT = Path("build") / "lab" / "extrapolation.png"
 #: The default set: one seed, both tasks, the schemes notebook 05 discusses most (five trainings per task; the
@@ -98,7 +98,7 @@ def figure_formats() -> dict[str, str]:
     return FigureCanvasBase.get_supported_filetypes()
 
 
-def check_writable(path: Path, what: str) -> str | None:
+def unwritable_reason(path: Path, what: str) -> str | None:
     """``None`` if ``path`` can be created or overwritten, else why not (checked before any training)."""
     if path.is_dir():
         return f"{what} {path} is a directory"
@@ -188,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                      f"{', '.join('.' + k for k in sorted(formats))}, or a directory")
     weights = REFERENCE_MODELS if args.reference else None
     for path, what in ((out, "--out"), (args.save_json, "--save-json"), (weights, "--reference")):
-        problem = check_writable(path, what) if path is not None else None
+        problem = unwritable_reason(path, what) if path is not None else None
         if problem:
             parser.error(problem)
     try:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from ._validate import check_choice, check_dim, check_int, check_real
+from ._validate import require_choice, require_dim, require_int, require_real
 from .attention import SelfAttention
 from .encodings import LearnedPositionalEmbedding, apply_rope, sinusoidal
 from .extrapolation.model import alibi_slopes
@@ -75,9 +75,9 @@ def position_probe(scheme: str, *, n: int = 12, dim: int = 16, seed: int = 0) ->
     from the scheme alone. Weights: :class:`~pe_helpers.attention.SelfAttention` (``seed``); learned
     table: random rows (:class:`~pe_helpers.encodings.LearnedPositionalEmbedding`, std 1, ``seed``).
     """
-    scheme = check_choice("scheme", scheme, tuple(SCHEMES))
-    n = check_int("n", n, minimum=2)
-    dim = check_dim("dim", dim)
+    scheme = require_choice("scheme", scheme, tuple(SCHEMES))
+    n = require_int("n", n, minimum=2)
+    dim = require_dim("dim", dim)
     head = SelfAttention(dim, seed=seed).double()
     token = torch.randn(1, dim, generator=torch.Generator().manual_seed(seed + 1), dtype=torch.float64)
     x = token.expand(n, dim)
@@ -125,11 +125,11 @@ def extrapolation_verdict(in_distribution: float, past: float | None, chance: fl
 
     ``"holds"`` (r >= 0.9), ``"degrades"`` (0.35 <= r < 0.9), ``"collapses"`` (r < 0.35); ``"cannot run"`` if ``past`` is None.
     """
-    in_distribution = check_real("in_distribution", in_distribution, minimum=0.0)
-    chance = check_real("chance", chance, minimum=0.0)
+    in_distribution = require_real("in_distribution", in_distribution, minimum=0.0)
+    chance = require_real("chance", chance, minimum=0.0)
     if past is None:
         return "cannot run"
-    past = check_real("past", past, minimum=0.0)
+    past = require_real("past", past, minimum=0.0)
     span = in_distribution - chance
     kept = (past - chance) / span if span > 1e-12 else 0.0
     if kept >= 0.9:

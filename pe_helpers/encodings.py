@@ -25,20 +25,20 @@ from ._validate import (
     ROPE_LAYOUTS,
     as_int_tensor,
     as_real_tensor,
-    check_base,
-    check_budget,
-    check_fits,
-    check_float_tensor,
-    check_seed,
-    check_choice,
-    check_dim,
-    check_float_dtype,
-    check_int,
-    check_last_dim,
-    check_layout,
-    check_length,
-    check_real,
-    check_tensor,
+    require_base,
+    require_budget,
+    require_fits,
+    require_float_tensor,
+    require_seed,
+    require_choice,
+    require_dim,
+    require_float_dtype,
+    require_int,
+    require_last_dim,
+    require_layout,
+    require_length,
+    require_real,
+    require_tensor,
 )
 from .i18n import _
 
@@ -78,9 +78,9 @@ def inverse_frequencies(dim: int, base: float = 10000.0) -> Tensor:
 
     They fall *geometrically* from 1 (pair 0, the fastest) towards ``1/base``.
     """
-    dim = check_dim("dim", dim)
-    base = check_base(base)
-    check_budget(f"inverse_frequencies(dim={dim})", (dim // 2,), torch.float64, copies=2)
+    dim = require_dim("dim", dim)
+    base = require_base(base)
+    require_budget(f"inverse_frequencies(dim={dim})", (dim // 2,), torch.float64, copies=2)
     two_i = torch.arange(0, dim, 2, dtype=torch.float64)
     return torch.pow(torch.tensor(base, dtype=torch.float64), -two_i / dim)
 
@@ -147,14 +147,14 @@ def sinusoidal(
     error is below 1e-6 for every position below 2**20 (float32 angles, as in the seed's
     code, are off by ~3e-2 near position 1e6).
     """
-    seq_len = check_length("seq_len", seq_len)
-    dim = check_dim("dim", dim)
-    base = check_base(base)
-    layout = check_layout(layout)
-    dtype = check_float_dtype(dtype)
+    seq_len = require_length("seq_len", seq_len)
+    dim = require_dim("dim", dim)
+    base = require_base(base)
+    layout = require_layout(layout)
+    dtype = require_float_dtype(dtype)
     work = torch.float64 if dtype == torch.float64 else torch.float32
-    check_budget(f"sinusoidal(seq_len={seq_len}, dim={dim})", (seq_len, dim), work)
-    offset = check_int("offset", offset, minimum=0, maximum=MAX_POSITION - seq_len)
+    require_budget(f"sinusoidal(seq_len={seq_len}, dim={dim})", (seq_len, dim), work)
+    offset = require_int("offset", offset, minimum=0, maximum=MAX_POSITION - seq_len)
     block = _block_size(seq_len)
     rows = -(-seq_len // block) * block
     pe = torch.empty(rows, dim, dtype=work)
@@ -170,8 +170,8 @@ def layout_permutation(dim: int) -> Tensor:
     ``sinusoidal(n, d, layout="concatenated") == sinusoidal(n, d)[:, layout_permutation(d)]``:
     first the even (sin) columns 0, 2, 4, ..., then the odd (cos) columns 1, 3, 5, ...
     """
-    dim = check_dim("dim", dim)
-    check_budget(f"layout_permutation(dim={dim})", (dim,), torch.int64, copies=2)
+    dim = require_dim("dim", dim)
+    require_budget(f"layout_permutation(dim={dim})", (dim,), torch.int64, copies=2)
     return torch.cat([torch.arange(0, dim, 2), torch.arange(1, dim, 2)])
 
 
@@ -189,11 +189,11 @@ def shift_matrix(k: float, dim: int, *, base: float = 10000.0, layout: str = "in
     Interleaved layout: 2×2 blocks on the diagonal; concatenated: the same entries at
     ``(i, i)``, ``(i, i + d/2)``, ``(i + d/2, i)``, ``(i + d/2, i + d/2)``.
     """
-    k = check_real("k", k)
-    dim = check_dim("dim", dim)
-    base = check_base(base)
-    layout = check_layout(layout)
-    check_budget(f"shift_matrix(dim={dim})", (dim, dim), torch.float64)
+    k = require_real("k", k)
+    dim = require_dim("dim", dim)
+    base = require_base(base)
+    layout = require_layout(layout)
+    require_budget(f"shift_matrix(dim={dim})", (dim, dim), torch.float64)
     angle = k * inverse_frequencies(dim, base)
     c, s = torch.cos(angle), torch.sin(angle)
     half = dim // 2
@@ -216,11 +216,11 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def __init__(self, max_len: int, dim: int, *, init_std: float = 0.02, seed: int | None = None) -> None:
         super().__init__()
-        self.max_len = check_int("max_len", max_len, minimum=1)
-        self.dim = check_int("dim", dim, minimum=1)
-        init_std = check_real("init_std", init_std, minimum=0.0)
-        seed = None if seed is None else check_seed("seed", seed)
-        check_budget(f"LearnedPositionalEmbedding(max_len={self.max_len}, dim={self.dim})",
+        self.max_len = require_int("max_len", max_len, minimum=1)
+        self.dim = require_int("dim", dim, minimum=1)
+        init_std = require_real("init_std", init_std, minimum=0.0)
+        seed = None if seed is None else require_seed("seed", seed)
+        require_budget(f"LearnedPositionalEmbedding(max_len={self.max_len}, dim={self.dim})",
                      (self.max_len, self.dim), torch.float32, copies=2)
         gen = torch.Generator().manual_seed(seed) if seed is not None else None
         self.table = nn.Parameter(torch.randn(self.max_len, self.dim, generator=gen) * init_std)
@@ -235,13 +235,13 @@ class LearnedPositionalEmbedding(nn.Module):
             raise TypeError(_("positions must be on a real device (cpu, cuda, ...), got a meta tensor."))
         if pos.numel() and int(pos.max()) >= self.max_len:
             raise PositionOutOfRangeError(self.max_len, int(pos.max()) + 1, what="position")
-        check_budget("lookup(positions)", (*pos.shape, self.dim), self.table.dtype)
+        require_budget("lookup(positions)", (*pos.shape, self.dim), self.table.dtype)
         return self.table[pos.to(self.table.device)]
 
     def forward(self, x: Tensor) -> Tensor:
         """``x + P[:n]`` for a floating ``x`` of shape ``(..., n, dim)`` on any device (result in the promoted dtype)."""
-        x = check_float_tensor("x", x, min_ndim=2)
-        check_last_dim("x", x, self.dim)
+        x = require_float_tensor("x", x, min_ndim=2)
+        require_last_dim("x", x, self.dim)
         n = x.shape[-2]
         if n > self.max_len:
             raise PositionOutOfRangeError(self.max_len, n)
@@ -249,9 +249,9 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def extended(self, new_max_len: int, *, seed: int | None = None) -> "LearnedPositionalEmbedding":
         """A copy with ``new_max_len`` rows: the first ``max_len`` are these, the rest fresh (never trained)."""
-        new_max_len = check_int("new_max_len", new_max_len, minimum=self.max_len)
-        seed = None if seed is None else check_seed("seed", seed)
-        check_budget(f"extended(new_max_len={new_max_len})", (new_max_len, self.dim), torch.float32, copies=2)
+        new_max_len = require_int("new_max_len", new_max_len, minimum=self.max_len)
+        seed = None if seed is None else require_seed("seed", seed)
+        require_budget(f"extended(new_max_len={new_max_len})", (new_max_len, self.dim), torch.float32, copies=2)
         std = float(self.table.detach().std()) if self.table.numel() > 1 else 0.02
         bigger = LearnedPositionalEmbedding(new_max_len, self.dim, init_std=std, seed=seed)
         with torch.no_grad():
@@ -268,10 +268,10 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     def __init__(self, dim: int, *, base: float = 10000.0, layout: str = "interleaved") -> None:
         super().__init__()
-        self.dim = check_dim("dim", dim)
-        self.base = check_base(base)
-        self.layout = check_layout(layout)
-        check_budget(f"SinusoidalPositionalEncoding(dim={self.dim}), one row", (self.dim,), torch.float64, copies=4)
+        self.dim = require_dim("dim", dim)
+        self.base = require_base(base)
+        self.layout = require_layout(layout)
+        require_budget(f"SinusoidalPositionalEncoding(dim={self.dim}), one row", (self.dim,), torch.float64, copies=4)
         self.register_buffer("table", sinusoidal(0, self.dim, base=self.base, layout=self.layout), persistent=False)
 
     def extra_repr(self) -> str:
@@ -279,9 +279,9 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     def encodings(self, n: int) -> Tensor:
         """The first ``n`` rows of the table, growing the cache if needed."""
-        n = check_length("n", n)
+        n = require_length("n", n)
         if n > self.table.shape[0]:
-            check_budget(f"SinusoidalPositionalEncoding(dim={self.dim}).encodings(n={n})", (n, self.dim),
+            require_budget(f"SinusoidalPositionalEncoding(dim={self.dim}).encodings(n={n})", (n, self.dim),
                          self.table.dtype)
             size = max(n, 2 * self.table.shape[0], 64)
             if size * self.dim * self.table.element_size() > MEMORY_BUDGET_BYTES:
@@ -298,8 +298,8 @@ class SinusoidalPositionalEncoding(nn.Module):
         The table is used at ``x``'s precision at least: a float64 ``x`` gets a float64 table even
         when the cache is float32. Integer or bool ``x`` is an error (``x.float()`` first).
         """
-        x = check_float_tensor("x", x, min_ndim=2)
-        check_last_dim("x", x, self.dim)
+        x = require_float_tensor("x", x, min_ndim=2)
+        require_last_dim("x", x, self.dim)
         n = x.shape[-2]
         pe = self.encodings(n)
         if torch.finfo(x.dtype).bits > torch.finfo(pe.dtype).bits:
@@ -309,10 +309,10 @@ class SinusoidalPositionalEncoding(nn.Module):
 
 def rope_angles(positions: Tensor | Sequence[int], dim: int, base: float = 10000.0) -> Tensor:
     r"""Rotation angles :math:`\theta_{m,i} = m\,\omega_i` in float64, shape ``positions.shape + (d/2,)``."""
-    dim = check_dim("dim", dim)
-    base = check_base(base)
+    dim = require_dim("dim", dim)
+    base = require_base(base)
     pos = as_real_tensor("positions", positions)
-    check_budget(f"rope_angles(positions of shape {tuple(pos.shape)}, dim={dim})", (*pos.shape, dim // 2),
+    require_budget(f"rope_angles(positions of shape {tuple(pos.shape)}, dim={dim})", (*pos.shape, dim // 2),
                  torch.float64)
     return pos[..., None] * inverse_frequencies(dim, base).to(pos.device)
 
@@ -340,10 +340,10 @@ def apply_rope(
     a single position (``apply_rope(q, 5)`` or ``apply_rope(q, [5])``).
     Angles are computed in float64, cos/sin applied in ``x``'s dtype (float32 at least).
     """
-    x = check_float_tensor("x", x, min_ndim=1)
-    dim = check_dim("x.shape[-1]", x.shape[-1])
-    layout = check_choice("layout", layout, ROPE_LAYOUTS)
-    base = check_base(base)
+    x = require_float_tensor("x", x, min_ndim=1)
+    dim = require_dim("x.shape[-1]", x.shape[-1])
+    layout = require_choice("layout", layout, ROPE_LAYOUTS)
+    base = require_base(base)
     theta = _fitted_angles(positions, x, base)
     work = torch.float64 if x.dtype == torch.float64 else torch.float32
     return rotate_pairs(x.to(work), theta.to(device=x.device, dtype=work), layout).to(x.dtype)
@@ -356,7 +356,7 @@ def _fitted_angles(positions: object, x: Tensor, base: float, name: str = "posit
     pos = as_real_tensor(name, positions)
     if x.ndim == 1 and tuple(pos.shape) == (1,):  # one vector, one position
         pos = pos[0]
-    check_fits(name, pos.shape, x.shape[:-1],
+    require_fits(name, pos.shape, x.shape[:-1],
                f" ({x_name} has shape {tuple(x.shape)}): give one position per row, shape "
                f"({x.shape[-2] if x.ndim > 1 else 1},), or a shape that broadcasts to {tuple(x.shape[:-1])}")
     return rope_angles(pos.to(x.device), x.shape[-1], base)
@@ -374,12 +374,12 @@ def rotate_pairs(x: Tensor, theta: Tensor, layout: str = "interleaved") -> Tenso
     the common dtype of ``x`` and ``theta``. Only cheap checks of types and last dimensions here
     (it is on the lab's hot path); callers check positions and broadcasting.
     """
-    x = check_tensor("x", x, min_ndim=1)
-    theta = check_tensor("theta", theta, min_ndim=1)
+    x = require_tensor("x", x, min_ndim=1)
+    theta = require_tensor("theta", theta, min_ndim=1)
     if not (x.is_floating_point() or x.is_complex()) or not theta.is_floating_point():
         raise TypeError(_("x and theta must be floating tensors, got dtypes {0} and {1}.").format(x.dtype, theta.dtype))
-    dim = check_dim("x.shape[-1]", x.shape[-1])
-    layout = check_choice("layout", layout, ROPE_LAYOUTS)
+    dim = require_dim("x.shape[-1]", x.shape[-1])
+    layout = require_choice("layout", layout, ROPE_LAYOUTS)
     if theta.device != x.device:
         raise TypeError(_("x and theta must be on one device, got x on {0} and theta on {1}.").format(x.device, theta.device))
     if theta.shape[-1] != dim // 2:

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ._validate import as_int_tensor, as_real_tensor, check_base, check_budget, check_choice, check_dim
-from ._validate import check_float_dtype, check_length
+from ._validate import as_int_tensor, as_real_tensor, require_base, require_budget, require_choice, require_dim
+from ._validate import require_float_dtype, require_length
 from .encodings import sinusoidal
 from .i18n import _
 
@@ -37,10 +37,10 @@ CHANNELS = ("sin", "cos", "both")
 
 def heatmap_values(seq_len: int, d: int, base: float, channel: str) -> Tensor:
     """The array the heatmap shows: ``[seq_len, d/2]`` for "sin"/"cos", ``[seq_len, d]`` (interleaved) for "both"."""
-    seq_len = check_length("seq_len", seq_len)
-    d = check_dim("d", d)
-    channel = check_choice("channel", channel, CHANNELS)
-    check_budget(f"heatmap_values(seq_len={seq_len}, d={d})", (seq_len, d), torch.float32)
+    seq_len = require_length("seq_len", seq_len)
+    d = require_dim("d", d)
+    channel = require_choice("channel", channel, CHANNELS)
+    require_budget(f"heatmap_values(seq_len={seq_len}, d={d})", (seq_len, d), torch.float32)
     pe = sinusoidal(seq_len, d, base=base)
     if channel == "sin":
         return pe[:, 0::2]
@@ -55,10 +55,10 @@ def seed_sinusoidal(seq_len: int, dim: int, base: float = 10000.0) -> Tensor:
     Kept as the *reference for a precision problem*: its angles ``pos * inv_freq`` are rounded to
     float32, which costs up to one float32 spacing of ``pos`` (about 0.06 rad near position 1e6).
     """
-    seq_len = check_length("seq_len", seq_len)
-    dim = check_dim("dim", dim)
-    base = check_base(base)
-    check_budget(f"seed_sinusoidal(seq_len={seq_len}, dim={dim})", (seq_len, dim), torch.float32, copies=2)
+    seq_len = require_length("seq_len", seq_len)
+    dim = require_dim("dim", dim)
+    base = require_base(base)
+    require_budget(f"seed_sinusoidal(seq_len={seq_len}, dim={dim})", (seq_len, dim), torch.float32, copies=2)
     position = torch.arange(seq_len).float().unsqueeze(1)  # [seq_len, 1]
     index = torch.arange(0, dim, 2).float()  # [dim / 2]
     inv_freq = base ** (-index / dim)  # [dim / 2]
@@ -75,10 +75,10 @@ def seed_sinusoidal_rows(positions: Tensor | Sequence[int], dim: int, base: floa
     ``seed_sinusoidal_rows(p, d) == seed_sinusoidal(n, d)[p]`` bit for bit, for every ``p < n``, so
     errors near position 1e6 can be measured without a 1e6-row table.
     """
-    dim = check_dim("dim", dim)
-    base = check_base(base)
+    dim = require_dim("dim", dim)
+    base = require_base(base)
     pos = as_int_tensor("positions", positions, minimum=0, ndim=1).cpu()
-    check_budget(f"seed_sinusoidal_rows({len(pos)} positions, dim={dim})", (len(pos), dim), torch.float32, copies=2)
+    require_budget(f"seed_sinusoidal_rows({len(pos)} positions, dim={dim})", (len(pos), dim), torch.float32, copies=2)
     position = pos.float().unsqueeze(1)
     index = torch.arange(0, dim, 2).float()
     inv_freq = base ** (-index / dim)
@@ -110,6 +110,6 @@ def first_unrepresentable_integer(dtype: torch.dtype) -> int:
     ``torch.finfo(dtype).eps`` :math:`= 2^{1-p}`: 257 for bfloat16 (p = 8), 2049 for float16,
     2**24 + 1 for float32. Above :math:`2^p` consecutive integers are no longer all representable.
     """
-    dtype = check_float_dtype(dtype)
+    dtype = require_float_dtype(dtype)
     significand_bits = 1 - round(math.log2(torch.finfo(dtype).eps))
     return 2**significand_bits + 1

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from ._optim import AdamW
-from ._validate import as_int_tensor, check_bool, check_budget, check_int, check_real, check_seed
+from ._optim import Adam
+from ._validate import as_int_tensor, require_bool, require_budget, require_int, require_real, require_seed
 from .attention import SelfAttention
 from .encodings import LearnedPositionalEmbedding
 from .i18n import _
@@ -41,7 +41,7 @@ def row_cosine_similarity(table: Tensor) -> Tensor:
         raise TypeError(_("table must be a 2-D tensor [L, d], got {0} {1}.").format(type(table).__name__, tuple(table.shape) if isinstance(table, Tensor) else ''))
     if table.is_complex() or table.dtype == torch.bool:
         raise TypeError(_("table must hold real numbers (a float or integer tensor [L, d]), got dtype {0}.").format(table.dtype))
-    check_budget(f"row_cosine_similarity(table of shape {tuple(table.shape)})", (table.shape[0],) * 2, torch.float64)
+    require_budget(f"row_cosine_similarity(table of shape {tuple(table.shape)})", (table.shape[0],) * 2, torch.float64)
     t = table.detach().to(torch.float64)
     unit = t / t.norm(dim=1, keepdim=True).clamp_min(1e-12)
     return unit @ unit.T
@@ -52,12 +52,12 @@ def running_max_batch(batch: int, length: int, vocab: int = 10, *, generator: to
 
     .. math:: y_i = \max_{j \le i} x_j
     """
-    batch = check_int("batch", batch, minimum=1)
-    length = check_int("length", length, minimum=1)
-    vocab = check_int("vocab", vocab, minimum=1, maximum=2**63 - 1)
+    batch = require_int("batch", batch, minimum=1)
+    length = require_int("length", length, minimum=1)
+    vocab = require_int("vocab", vocab, minimum=1, maximum=2**63 - 1)
     if not isinstance(generator, torch.Generator):
         raise TypeError(_("generator must be a torch.Generator, got {0}.").format(type(generator).__name__))
-    check_budget(f"running_max_batch(batch={batch}, length={length})", (batch, length), torch.int64, copies=3)
+    require_budget(f"running_max_batch(batch={batch}, length={length})", (batch, length), torch.int64, copies=3)
     x = torch.randint(vocab, (batch, length), generator=generator)
     return x, torch.cummax(x, dim=1).values
 
@@ -70,13 +70,13 @@ class RunningMaxModel(nn.Module):
 
     def __init__(self, *, vocab: int, dim: int, max_len: int, use_positions: bool = True, seed: int = 0) -> None:
         super().__init__()
-        vocab = check_int("vocab", vocab, minimum=2)
-        dim = check_int("dim", dim, minimum=1)
-        max_len = check_int("max_len", max_len, minimum=1)
-        use_positions = check_bool("use_positions", use_positions)
-        seed = check_seed("seed", seed)
-        check_budget(f"RunningMaxModel(vocab={vocab}, dim={dim})", (2, vocab, dim), torch.float32)
-        check_budget(f"RunningMaxModel(dim={dim}, max_len={max_len})", (max_len + 3 * dim, dim), torch.float32,
+        vocab = require_int("vocab", vocab, minimum=2)
+        dim = require_int("dim", dim, minimum=1)
+        max_len = require_int("max_len", max_len, minimum=1)
+        use_positions = require_bool("use_positions", use_positions)
+        seed = require_seed("seed", seed)
+        require_budget(f"RunningMaxModel(vocab={vocab}, dim={dim})", (2, vocab, dim), torch.float32)
+        require_budget(f"RunningMaxModel(dim={dim}, max_len={max_len})", (max_len + 3 * dim, dim), torch.float32,
                      copies=2)
         self.vocab = vocab
         self.use_positions = use_positions
@@ -134,11 +134,11 @@ def accuracy_by_position(model: nn.Module, length: int, *, vocab: int = 10, n: i
     """Fraction of correct running-maximum answers at each slot ``0..length-1`` on ``n`` fresh sequences."""
     if not callable(model):
         raise TypeError(_("model must be callable (a RunningMaxModel), got {0}.").format(type(model).__name__))
-    length = check_int("length", length, minimum=1)
-    vocab = check_int("vocab", vocab, minimum=1)
-    n = check_int("n", n, minimum=1)
-    seed = check_seed("seed", seed)
-    check_budget(f"accuracy_by_position(length={length}, vocab={vocab}, n={n})", (n, length, vocab), torch.float32)
+    length = require_int("length", length, minimum=1)
+    vocab = require_int("vocab", vocab, minimum=1)
+    n = require_int("n", n, minimum=1)
+    seed = require_seed("seed", seed)
+    require_budget(f"accuracy_by_position(length={length}, vocab={vocab}, n={n})", (n, length, vocab), torch.float32)
     x, y = running_max_batch(n, length, vocab, generator=torch.Generator().manual_seed(seed))
     with torch.no_grad():
         return (model(x).argmax(-1) == y).double().mean(0)
@@ -156,7 +156,7 @@ def _train(
         initial = model.positions.table.detach().clone()
         gen = torch.Generator().manual_seed(seed)
         params = [p for p in model.parameters() if p.requires_grad]
-        opt = AdamW(params)
+        opt = Adam(params)
         losses = []
         for _step in range(steps):
             x, y = running_max_batch(64, max_len, vocab, generator=gen)
@@ -188,13 +188,13 @@ def train_running_max(
     result is cached per argument set, so the notebook and its app share one training run.
     """
     return _train(
-        check_int("max_len", max_len, minimum=2),
-        check_int("dim", dim, minimum=2),
-        check_int("vocab", vocab, minimum=2),
-        check_int("steps", steps, minimum=1),
-        check_real("lr", lr, positive=True),
-        check_int("seed", seed, minimum=0, maximum=2**63 - 1),
-        check_bool("use_positions", use_positions),
+        require_int("max_len", max_len, minimum=2),
+        require_int("dim", dim, minimum=2),
+        require_int("vocab", vocab, minimum=2),
+        require_int("steps", steps, minimum=1),
+        require_real("lr", lr, positive=True),
+        require_int("seed", seed, minimum=0, maximum=2**63 - 1),
+        require_bool("use_positions", use_positions),
     )
 
 
@@ -207,7 +207,7 @@ def app_tables(result: OrderTaskResult, extra_rows: int, *, seed: int = 1) -> di
 
     Rows ``0 .. max_len-1`` are the table's own; rows from ``max_len`` on are new and never trained.
     """
-    extra_rows = check_int("extra_rows", extra_rows, minimum=0)
+    extra_rows = require_int("extra_rows", extra_rows, minimum=0)
     max_len = result.positions.max_len
     before = LearnedPositionalEmbedding(max_len, result.positions.dim)
     with torch.no_grad():

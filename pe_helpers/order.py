@@ -23,13 +23,13 @@ from torch import Tensor
 
 from ._validate import (
     _short,
-    check_budget,
-    check_choice,
-    check_fits,
-    check_float_tensor,
-    check_int,
-    check_real,
-    check_seed,
+    require_budget,
+    require_choice,
+    require_fits,
+    require_float_tensor,
+    require_int,
+    require_real,
+    require_seed,
 )
 from .attention import SelfAttention, attention_scores
 from .encodings import LearnedPositionalEmbedding
@@ -88,9 +88,9 @@ def token_vectors(sentence: str | Sequence[str], dim: int = 8, *, seed: int = 0)
     so "dog" has the same vector wherever it appears: content only, no position.
     """
     toks = tokens(sentence)
-    dim = check_int("dim", dim, minimum=1)
-    seed = check_int("seed", seed, minimum=0, maximum=2**63 - 1)
-    check_budget(f"token_vectors({len(toks)} tokens, dim={dim})", (len(toks), dim), torch.float32, copies=2)
+    dim = require_int("dim", dim, minimum=1)
+    seed = require_int("seed", seed, minimum=0, maximum=2**63 - 1)
+    require_budget(f"token_vectors({len(toks)} tokens, dim={dim})", (len(toks), dim), torch.float32, copies=2)
     rows = [torch.randn(dim, generator=torch.Generator().manual_seed(_token_seed(t, seed))) for t in toks]
     return torch.stack(rows)
 
@@ -129,9 +129,9 @@ def named_order(name: str, sentence: str | Sequence[str], *, seed: int = 0) -> T
     "swap 0 and 2" exchanges tokens 0 and 2 ("dog bites man" -> "man bites dog"); "rotate by
     one" moves the last token to the front; "sort alphabetically" sorts the tokens' text.
     """
-    name = check_choice("order", name, ORDERS)
+    name = require_choice("order", name, ORDERS)
     toks = tokens(sentence)
-    seed = check_seed("seed", seed)
+    seed = require_seed("seed", seed)
     n = len(toks)
     if name == "original":
         return torch.arange(n)
@@ -184,7 +184,7 @@ def permutation_view(
     or None) is added to the input of both runs after reordering.
     """
     toks = tokens(sentence)
-    x = check_float_tensor("x", x, ndim=2)
+    x = require_float_tensor("x", x, ndim=2)
     if not isinstance(head, SelfAttention):
         raise TypeError(_("head must be a SelfAttention, got {0}.").format(type(head).__name__))
     if head.dim != x.shape[-1]:
@@ -192,8 +192,8 @@ def permutation_view(
     if len(toks) != x.shape[-2]:
         raise ValueError(_("sentence must have one token per row of x ({0} rows of x), got {1} tokens: {2}.").format(x.shape[-2], len(toks), _short(toks)))
     if positions is not None:
-        positions = check_float_tensor("positions", positions, min_ndim=1)
-        check_fits("positions", positions.shape, x.shape, f" (x has shape {tuple(x.shape)})")
+        positions = require_float_tensor("positions", positions, min_ndim=1)
+        require_fits("positions", positions.shape, x.shape, f" (x has shape {tuple(x.shape)})")
         if positions.device != x.device:
             raise TypeError(_("positions must be on x's device ({0}), got {1}.").format(x.device, positions.device))
     p = as_permutation(perm, x.shape[-2])
@@ -225,11 +225,11 @@ def random_positions(n: int, dim: int, *, seed: int = 1, std: float = 0.5) -> to
 
     Any table whose rows differ breaks the symmetry; notebook 02 learns one, notebook 03 computes one.
     """
-    n = check_int("n", n, minimum=1)
-    dim = check_int("dim", dim, minimum=1)
-    seed = check_seed("seed", seed)
-    std = check_real("std", std, minimum=0.0)
-    check_budget(f"random_positions(n={n}, dim={dim})", (n, dim), torch.float32, copies=2)
+    n = require_int("n", n, minimum=1)
+    dim = require_int("dim", dim, minimum=1)
+    seed = require_seed("seed", seed)
+    std = require_real("std", std, minimum=0.0)
+    require_budget(f"random_positions(n={n}, dim={dim})", (n, dim), torch.float32, copies=2)
     return LearnedPositionalEmbedding(n, dim, init_std=std, seed=seed).table.detach().clone()
 
 

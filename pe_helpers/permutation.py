@@ -11,10 +11,10 @@ from collections.abc import Callable, Sequence
 import torch
 from torch import Tensor
 
-from ._validate import _short, as_int_tensor, check_budget, check_int, check_seed, check_tensor
+from ._validate import _short, as_int_tensor, require_budget, require_int, require_seed, require_tensor
 from .i18n import _
 
-__all__ = ["permutation_matrix", "random_permutation", "as_permutation", "check_equivariance", "permute_rows"]
+__all__ = ["permutation_matrix", "random_permutation", "as_permutation", "equivariance_gap", "permute_rows"]
 
 
 def as_permutation(perm: Tensor | Sequence[int], n: int | None = None) -> Tensor:
@@ -43,7 +43,7 @@ def permutation_matrix(perm: Tensor | Sequence[int]) -> Tensor:
     r"""The ``n × n`` matrix :math:`P` with :math:`P_{i, perm[i]} = 1`, so :math:`(PX)_i = X_{perm[i]}`."""
     p = as_permutation(perm)
     n = len(p)
-    check_budget(f"permutation_matrix(perm of length {n})", (n, n), torch.float32)
+    require_budget(f"permutation_matrix(perm of length {n})", (n, n), torch.float32)
     mat = torch.zeros(n, n)
     mat[torch.arange(n), p] = 1.0
     return mat
@@ -51,9 +51,9 @@ def permutation_matrix(perm: Tensor | Sequence[int]) -> Tensor:
 
 def random_permutation(n: int, *, seed: int) -> Tensor:
     """A random permutation of ``0..n-1`` from a generator seeded with ``seed`` (same seed, same order)."""
-    n = check_int("n", n, minimum=1)
-    seed = check_seed("seed", seed)
-    check_budget(f"random_permutation(n={n})", (n,), torch.int64, copies=2)
+    n = require_int("n", n, minimum=1)
+    seed = require_seed("seed", seed)
+    require_budget(f"random_permutation(n={n})", (n,), torch.int64, copies=2)
     return torch.randperm(n, generator=torch.Generator().manual_seed(seed))
 
 
@@ -62,18 +62,18 @@ def permute_rows(x: Tensor, perm: Tensor | Sequence[int]) -> Tensor:
 
     ``x``: a tensor ``(..., n, d)`` of any dtype, on any device; ``perm``: a permutation of ``0..n-1``.
     """
-    x = check_tensor("x", x, min_ndim=2)
+    x = require_tensor("x", x, min_ndim=2)
     p = as_permutation(perm, x.shape[-2])
     return x[..., p.to(x.device), :]
 
 
-def check_equivariance(fn: Callable[[Tensor], Tensor], x: Tensor, perm: Tensor | Sequence[int]) -> float:
+def equivariance_gap(fn: Callable[[Tensor], Tensor], x: Tensor, perm: Tensor | Sequence[int]) -> float:
     r"""Largest entry of :math:`|f(PX) - P f(X)|`: 0 (up to rounding) when ``fn`` is equivariant.
 
     ``x`` has tokens along its second-to-last dimension. If ``fn`` returns a tuple (like
     ``SelfAttention``'s ``(output, weights)``), its first element is compared.
     """
-    x = check_tensor("x", x, min_ndim=2)
+    x = require_tensor("x", x, min_ndim=2)
     if not callable(fn):
         raise TypeError(_("fn must be callable, got {0}.").format(type(fn).__name__))
     p = as_permutation(perm, x.shape[-2])

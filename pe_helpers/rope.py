@@ -33,16 +33,16 @@ from ._validate import (
     ROPE_LAYOUTS,
     as_int_tensor,
     as_real_tensor,
-    check_base,
-    check_budget,
-    check_choice,
-    check_dim,
-    check_fits,
-    check_float_dtype,
-    check_float_tensor,
-    check_int,
-    check_real,
-    check_seed,
+    require_base,
+    require_budget,
+    require_choice,
+    require_dim,
+    require_fits,
+    require_float_dtype,
+    require_float_tensor,
+    require_int,
+    require_real,
+    require_seed,
 )
 from .encodings import (
     apply_rope,
@@ -69,9 +69,9 @@ __all__ = [
 
 def demo_query_key(dim: int = 16, *, seed: int = 0) -> tuple[Tensor, Tensor]:
     """A query and a key content vector ``q, k ~ N(0, I)`` of length ``dim`` (float64, seeded): the app's example."""
-    dim = check_dim("dim", dim)
-    seed = check_seed("seed", seed, minimum=0)
-    check_budget(f"demo_query_key(dim={dim})", (2, dim), torch.float64)
+    dim = require_dim("dim", dim)
+    seed = require_seed("seed", seed, minimum=0)
+    require_budget(f"demo_query_key(dim={dim})", (2, dim), torch.float64)
     qk = torch.randn(2, dim, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     return qk[0], qk[1]
 
@@ -89,10 +89,10 @@ def rope_matrix(position: float, dim: int, *, base: float = 10000.0, layout: str
     (sin, cos) pairs, i.e. on (y, x), so the same turn is written transposed). Half layout: the same
     matrix with rows and columns permuted by :func:`interleaved_to_half_permutation`.
     """
-    position = check_real("position", position)
-    dim = check_dim("dim", dim)
-    base = check_base(base)
-    layout = check_choice("layout", layout, ROPE_LAYOUTS)
+    position = require_real("position", position)
+    dim = require_dim("dim", dim)
+    base = require_base(base)
+    layout = require_choice("layout", layout, ROPE_LAYOUTS)
     r = shift_matrix(position, dim, base=base).T.contiguous()
     if layout == "half":
         perm = interleaved_to_half_permutation(dim)
@@ -106,8 +106,8 @@ def pair_swap_permutation(dim: int) -> Tensor:
     With the swap matrix :math:`S`, :math:`\mathcal{R}_m = S\,R(m)\,S`: RoPE's turn of :math:`(x, y)` is
     notebook 04's turn of :math:`(\sin, \cos) = (y, x)`, read with the pair the other way round.
     """
-    dim = check_dim("dim", dim)
-    check_budget(f"pair_swap_permutation(dim={dim})", (dim,), torch.int64, copies=2)
+    dim = require_dim("dim", dim)
+    require_budget(f"pair_swap_permutation(dim={dim})", (dim,), torch.int64, copies=2)
     return torch.arange(dim).view(-1, 2).flip(-1).reshape(-1)
 
 
@@ -141,12 +141,12 @@ def angles_in_dtype(
     result is returned in float64 (exact copies of the rounded values), shape ``positions.shape + (d/2,)``.
     With ``dtype=torch.float64`` this is :func:`~pe_helpers.encodings.rope_angles`.
     """
-    dim = check_dim("dim", dim)
-    base = check_base(base)
-    dtype = check_float_dtype(dtype, "dtype")
-    frequency_dtype = dtype if frequency_dtype is None else check_float_dtype(frequency_dtype, "frequency_dtype")
+    dim = require_dim("dim", dim)
+    base = require_base(base)
+    dtype = require_float_dtype(dtype, "dtype")
+    frequency_dtype = dtype if frequency_dtype is None else require_float_dtype(frequency_dtype, "frequency_dtype")
     pos = as_real_tensor("positions", positions)
-    check_budget(f"angles_in_dtype(positions of shape {tuple(pos.shape)}, dim={dim})", (*pos.shape, dim // 2),
+    require_budget(f"angles_in_dtype(positions of shape {tuple(pos.shape)}, dim={dim})", (*pos.shape, dim // 2),
                  torch.float64, copies=2)
     omega = inverse_frequencies(dim, base).to(device=pos.device, dtype=frequency_dtype)
     theta = pos.to(dtype)[..., None] * omega
@@ -176,14 +176,14 @@ def _rope_rotate(x: object, positions: object, names: tuple[str, str], *, base: 
                  angle_dtype: torch.dtype, frequency_dtype: torch.dtype | None) -> Tensor:
     """:func:`rope_rotate` with the argument names its callers use in their error messages."""
     x_name, pos_name = names
-    x = check_float_tensor(x_name, x, min_ndim=1)
-    dim = check_dim(f"{x_name}.shape[-1]", x.shape[-1])
-    layout = check_choice("layout", layout, ROPE_LAYOUTS)
-    angle_dtype = check_float_dtype(angle_dtype, "angle_dtype")
+    x = require_float_tensor(x_name, x, min_ndim=1)
+    dim = require_dim(f"{x_name}.shape[-1]", x.shape[-1])
+    layout = require_choice("layout", layout, ROPE_LAYOUTS)
+    angle_dtype = require_float_dtype(angle_dtype, "angle_dtype")
     pos = as_real_tensor(pos_name, positions)
     if x.ndim == 1 and tuple(pos.shape) == (1,):  # one vector, one position
         pos = pos[0]
-    check_fits(pos_name, pos.shape, x.shape[:-1],
+    require_fits(pos_name, pos.shape, x.shape[:-1],
                f" ({x_name} has shape {tuple(x.shape)}): give one position per row of {x_name}")
     theta = angles_in_dtype(pos.to(x.device), dim, base=base, dtype=angle_dtype, frequency_dtype=frequency_dtype)
     return rotate_pairs(x.to(torch.float64), theta, layout)
@@ -205,8 +205,8 @@ def rope_scores(
     ``q`` is ``[..., n_q, d]`` with ``positions_q`` of length ``n_q``; ``k`` is ``[..., n_k, d]`` with
     ``positions_k``. Float64, without the :math:`1/\sqrt{d}` scale. ``angle_dtype`` as in :func:`rope_rotate`.
     """
-    q = check_float_tensor("q", q, min_ndim=2)
-    k = check_float_tensor("k", k, min_ndim=2)
+    q = require_float_tensor("q", q, min_ndim=2)
+    k = require_float_tensor("k", k, min_ndim=2)
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(_("q and k must have the same last dimension, got q {0} and k {1}.").format(tuple(q.shape), tuple(k.shape)))
     if q.device != k.device:
@@ -215,7 +215,7 @@ def rope_scores(
         batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2])
     except RuntimeError:
         raise ValueError(_("q and k must have batch dimensions that broadcast, got q {0} and k {1}.").format(tuple(q.shape), tuple(k.shape))) from None
-    check_budget(f"rope_scores(q {tuple(q.shape)}, k {tuple(k.shape)})", (*batch, q.shape[-2], k.shape[-2]),
+    require_budget(f"rope_scores(q {tuple(q.shape)}, k {tuple(k.shape)})", (*batch, q.shape[-2], k.shape[-2]),
                  torch.float64)
     kw = dict(base=base, layout=layout, angle_dtype=angle_dtype, frequency_dtype=frequency_dtype)
     rq = _rope_rotate(q, positions_q, ("q", "positions_q"), **kw)
@@ -237,16 +237,16 @@ def shifted_scores(
     (exactly in float64; the keyword arguments of :func:`rope_rotate` change the angle's precision).
     ``q`` and ``k`` are single vectors ``[d]``.
     """
-    q = check_float_tensor("q", q, ndim=1)
-    k = check_float_tensor("k", k, ndim=1)
+    q = require_float_tensor("q", q, ndim=1)
+    k = require_float_tensor("k", k, ndim=1)
     if q.shape != k.shape or q.device != k.device:
         raise ValueError(_("q and k must be vectors of the same length on one device, got {0} on {1} and {2} on {3}.").format(tuple(q.shape), q.device, tuple(k.shape), k.device))
-    m, n = check_real("m", m), check_real("n", n)
+    m, n = require_real("m", m), require_real("n", n)
     unknown = sorted(set(kwargs) - {"base", "layout", "angle_dtype", "frequency_dtype"})
     if unknown:
         raise TypeError(_("shifted_scores got unknown keyword argument(s) {0}: allowed are base, layout, angle_dtype, frequency_dtype (those of rope_rotate).").format(unknown))
     t = as_real_tensor("shifts", shifts).reshape(-1).to(q.device)
-    check_budget(f"shifted_scores({t.numel()} shifts, d={q.shape[0]})", (t.numel(), q.shape[0]), torch.float64,
+    require_budget(f"shifted_scores({t.numel()} shifts, d={q.shape[0]})", (t.numel(), q.shape[0]), torch.float64,
                  copies=4)
     kw = {"base": 10000.0, "layout": "interleaved", "angle_dtype": torch.float64, "frequency_dtype": None, **kwargs}
     rq = _rope_rotate(q.expand(t.numel(), -1), m + t, ("q", "m + shifts"), **kw)
@@ -263,19 +263,19 @@ def additive_scores(q: Tensor, k: Tensor, m: Tensor | Sequence[int], n: Tensor |
     The two middle terms depend on ``m`` and ``n`` themselves, not only on ``n - m``. Float64,
     shape ``[len(m), len(n)]`` for vectors ``q``, ``k`` of length ``d``.
     """
-    q = check_float_tensor("q", q, ndim=1)
-    k = check_float_tensor("k", k, ndim=1)
+    q = require_float_tensor("q", q, ndim=1)
+    k = require_float_tensor("k", k, ndim=1)
     if q.shape != k.shape or q.device != k.device:
         raise ValueError(_("q and k must be vectors of the same length on one device, got {0} on {1} and {2} on {3}.").format(tuple(q.shape), q.device, tuple(k.shape), k.device))
-    dim = check_dim("q.shape[-1]", q.shape[-1])
-    base = check_base(base)
+    dim = require_dim("q.shape[-1]", q.shape[-1])
+    base = require_base(base)
     if isinstance(m, Tensor) and m.device.type == "meta" or isinstance(n, Tensor) and n.device.type == "meta":
         raise TypeError(_("m and n must hold real values (lists or CPU tensors), got a meta tensor."))
     m = as_int_tensor("m", m, minimum=0).reshape(-1).cpu()
     n = as_int_tensor("n", n, minimum=0).reshape(-1).cpu()
     top = max([int(m.max()) if m.numel() else 0, int(n.max()) if n.numel() else 0]) + 1
-    check_budget(f"additive_scores(m, n with positions up to {top - 1}, d={dim})", (top, dim), torch.float64)
-    check_budget(f"additive_scores({len(m)} × {len(n)} pairs)", (len(m), len(n)), torch.float64)
+    require_budget(f"additive_scores(m, n with positions up to {top - 1}, d={dim})", (top, dim), torch.float64)
+    require_budget(f"additive_scores({len(m)} × {len(n)} pairs)", (len(m), len(n)), torch.float64)
     pe = sinusoidal(top, dim, base=base, dtype=torch.float64).to(q.device)
     q, k = q.to(torch.float64), k.to(torch.float64)
     return (q + pe[m.to(q.device)]) @ (k + pe[n.to(q.device)]).T
@@ -286,8 +286,8 @@ def pair_vectors(q: Tensor, k: Tensor, m: int, n: int, pair: int, base: float = 
 
     Turned by :func:`rope_rotate` (so through :func:`~pe_helpers.encodings.rotate_pairs`, RoPE's one rotation).
     """
-    d = check_dim("len(q)", q.shape[-1])
-    pair = check_int("pair", pair, minimum=0)
+    d = require_dim("len(q)", q.shape[-1])
+    pair = require_int("pair", pair, minimum=0)
     if pair >= d // 2:
         raise ValueError(_("pair must be in 0..{0} for d = {1}, got {2}.").format(d // 2 - 1, d, pair))
     both = rope_rotate(torch.stack([q, k]), torch.tensor([m, n]), base=base)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ._validate import as_real_tensor, check_base, check_budget, check_dim, check_int
+from ._validate import as_real_tensor, require_base, require_budget, require_dim, require_int
 from .encodings import inverse_frequencies
 from .i18n import _
 
@@ -28,13 +28,13 @@ def phasor(positions: float | Tensor | Sequence[float], pair: int, dim: int, bas
     Shape ``positions.shape + (2,)``; equal to columns ``2i, 2i+1`` of :func:`~pe_helpers.encodings.sinusoidal`
     at non-negative positions, and defined by the same formula at negative ones.
     """
-    dim = check_dim("dim", dim)
-    pair = check_int("pair", pair, minimum=0)
+    dim = require_dim("dim", dim)
+    pair = require_int("pair", pair, minimum=0)
     if pair >= dim // 2:
         raise ValueError(_("pair must be in 0..{0} for dim = {1}, got {2}.").format(dim // 2 - 1, dim, pair))
-    base = check_base(base)
+    base = require_base(base)
     pos = as_real_tensor("positions", positions)
-    check_budget(f"phasor(positions of shape {tuple(pos.shape)})", (*pos.shape, 2), torch.float64, copies=2)
+    require_budget(f"phasor(positions of shape {tuple(pos.shape)})", (*pos.shape, 2), torch.float64, copies=2)
     angle = pos * inverse_frequencies(dim, base)[pair].to(pos.device)
     return torch.stack([torch.sin(angle), torch.cos(angle)], dim=-1)
 
@@ -49,10 +49,10 @@ def pe_dot_product(k: float | Tensor | Sequence[float], dim: int, base: float = 
     It does not depend on ``p``, and ``cos`` is even, so ``k`` and ``-k`` give the same value.
     ``k`` may be a number or a tensor of offsets; the result has ``k``'s shape. At ``k = 0`` it is ``d/2``.
     """
-    dim = check_dim("dim", dim)
-    base = check_base(base)
+    dim = require_dim("dim", dim)
+    base = require_base(base)
     offsets = as_real_tensor("k", k)
-    check_budget(f"pe_dot_product(k of shape {tuple(offsets.shape)}, dim={dim})", (*offsets.shape, dim // 2),
+    require_budget(f"pe_dot_product(k of shape {tuple(offsets.shape)}, dim={dim})", (*offsets.shape, dim // 2),
                  torch.float64, copies=2)
     return torch.cos(offsets[..., None] * inverse_frequencies(dim, base).to(offsets.device)).sum(-1)
 
@@ -62,10 +62,10 @@ def first_rise(dim: int, base: float = 10000.0, *, k_max: int = 10000) -> int | 
 
     A monotone decay would have no such ``k``; ``None`` means none was found up to ``k_max``.
     """
-    dim = check_dim("dim", dim)
-    base = check_base(base)
-    k_max = check_int("k_max", k_max, minimum=1)
-    check_budget(f"first_rise(dim={dim}, k_max={k_max})", (k_max + 1, dim // 2), torch.float64, copies=2)
+    dim = require_dim("dim", dim)
+    base = require_base(base)
+    k_max = require_int("k_max", k_max, minimum=1)
+    require_budget(f"first_rise(dim={dim}, k_max={k_max})", (k_max + 1, dim // 2), torch.float64, copies=2)
     values = pe_dot_product(torch.arange(k_max + 1), dim, base)
     rises = (values[1:] > values[:-1]).nonzero()
     return int(rises[0]) if len(rises) else None
@@ -76,8 +76,8 @@ def pair_block(k: float, pair: int, d: int, base: float = 10000.0) -> Tensor:
     -\sin k\omega_i & \cos k\omega_i\end{bmatrix}` (read from :func:`~pe_helpers.encodings.shift_matrix`)."""
     from .encodings import shift_matrix
 
-    d = check_dim("d", d)
-    pair = check_int("pair", pair, minimum=0)
+    d = require_dim("d", d)
+    pair = require_int("pair", pair, minimum=0)
     if pair >= d // 2:
         raise ValueError(_("pair must be in 0..{top} for d = {d}, got {value}.").format(top=d // 2 - 1, d=d, value=pair))
     r = shift_matrix(k, d, base=base)
@@ -92,7 +92,7 @@ def measured_dot_products(p: int, ks: Tensor, d: int, base: float = 10000.0) -> 
     """
     from .encodings import sinusoidal
 
-    p = check_int("p", p, minimum=0)
+    p = require_int("p", p, minimum=0)
     ks = torch.as_tensor(ks, dtype=torch.long)
     if ks.numel() and int((p + ks).min()) < 0:
         raise ValueError(_("p + k must be >= 0 for every k, got p = {p} and k down to {low}.").format(p=p, low=int(ks.min())))

@@ -125,7 +125,7 @@ def test_in_place_updates_draw_what_a_fresh_build_draws() -> None:
 
 
 def test_training_builds_no_torch_optim_optimizer(monkeypatch) -> None:
-    """notebook 02 trains with the package's flat-buffer Adam (pe_helpers._optim, checked against torch.optim.AdamW in
+    """notebook 02 trains with the package's flat-buffer Adam (pe_helpers._optim, checked against torch.optim.Adam in
     tests/test_lab.py): building any torch.optim optimizer would import torch._dynamo in every kernel that trains."""
     def forbidden(self, *args, **kwargs):
         raise AssertionError("train_running_max built a torch.optim optimizer")

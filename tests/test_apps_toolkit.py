@@ -16,9 +16,11 @@ from pe_helpers.apps import _base as app_base
 from pe_helpers.apps._base import parse_number
 from pe_helpers.apps._testing import factory_kwargs
 from pe_helpers.figures import _base as fb
-from pe_helpers.extrapolation import mixing, reference_results
+from pe_helpers import mixing
+from pe_helpers.extrapolation import reference_results
 from pe_helpers.extrapolation.probe import source_positions
-from pe_helpers.figures.extrapolation import accuracy_figure, attention_maps_figure, build_mixing
+from pe_helpers.figures.extrapolation import accuracy_figure, attention_maps_figure
+from pe_helpers.figures.mixing import build_mixing
 from pe_helpers.figures.frequencies import (build_frequency_heatmap, draw_dimension_traces, draw_float32_error,
                                             draw_frequencies, draw_layouts)
 from pe_helpers.figures.learned import plot_qkv_change, plot_similarity_heatmaps

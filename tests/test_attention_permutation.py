@@ -13,7 +13,7 @@ from pe_helpers import (
     SelfAttention,
     SinusoidalPositionalEncoding,
     causal_mask,
-    check_equivariance,
+    equivariance_gap,
     permutation_matrix,
     random_permutation,
     scaled_dot_product_attention,
@@ -71,7 +71,7 @@ def test_attention_is_equivariant_without_mask(n: int, seed: int) -> None:
     attn = attn.double()
     perm = random_permutation(n, seed=seed)
     with torch.no_grad():
-        assert check_equivariance(attn, x, perm) < 1e-10
+        assert equivariance_gap(attn, x, perm) < 1e-10
         # and the score matrix becomes P S Pᵀ
         q, k, _ = attn.project(x)
         p = permutation_matrix(perm).double()
@@ -91,7 +91,7 @@ def test_causal_mask_breaks_equivariance(n: int, seed: int) -> None:
     x = torch.randn(n, 8, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     perm = _non_identity(n, seed)
     with torch.no_grad():
-        assert check_equivariance(lambda t: attn(t, causal_mask(n)), x, perm) > 1e-4
+        assert equivariance_gap(lambda t: attn(t, causal_mask(n)), x, perm) > 1e-4
 
 
 @settings(max_examples=20, deadline=None)
@@ -102,13 +102,13 @@ def test_positions_break_equivariance(n: int, seed: int, learned: bool) -> None:
     pe = LearnedPositionalEmbedding(16, 8, init_std=1.0, seed=seed).double() if learned else SinusoidalPositionalEncoding(8)
     perm = _non_identity(n, seed)
     with torch.no_grad():
-        assert check_equivariance(lambda t: attn(pe(t)), x, perm) > 1e-4
+        assert equivariance_gap(lambda t: attn(pe(t)), x, perm) > 1e-4
 
 
-def test_check_equivariance_detects_a_non_equivariant_function() -> None:
+def test_equivariance_gap_detects_a_non_equivariant_function() -> None:
     x = torch.randn(5, 3)
-    assert check_equivariance(lambda t: t.cumsum(0), x, [4, 3, 2, 1, 0]) > 1e-3
-    assert check_equivariance(lambda t: t * 2, x, [4, 3, 2, 1, 0]) == 0.0
+    assert equivariance_gap(lambda t: t.cumsum(0), x, [4, 3, 2, 1, 0]) > 1e-3
+    assert equivariance_gap(lambda t: t * 2, x, [4, 3, 2, 1, 0]) == 0.0
 
 
 @pytest.mark.parametrize("perm, match", [([0, 0, 1], "permutation of 0..2"), ([1, 2, 3], "permutation of 0..2"),
@@ -120,7 +120,7 @@ def test_bad_permutations(perm: list, match: str) -> None:
 
 def test_perm_must_fit_the_sequence() -> None:
     with pytest.raises(ValueError, match="permutation of 0..3"):
-        check_equivariance(lambda t: t, torch.randn(4, 2), [1, 0])
+        equivariance_gap(lambda t: t, torch.randn(4, 2), [1, 0])
 
 
 def test_attention_shape_errors() -> None:

@@ -285,7 +285,7 @@ SPECS: list[tuple[str, Callable, dict]] = [
      {"x": (Q3, [v for v in _float_tensor_kind(Q3) if v[0] not in ("int tensor", "bool tensor", "complex tensor",
                                                                      "wrong last dim")]),
       "perm": ([2, 0, 1], _perm_kind([2, 0, 1]))}),
-    ("check_equivariance", lambda fn, x, perm: permutation.check_equivariance(fn, x, perm),
+    ("equivariance_gap", lambda fn, x, perm: permutation.equivariance_gap(fn, x, perm),
      {"fn": (lambda t: t * 2, _callable_kind() + [("wrong rows", lambda t: t[:1], ERROR), ("str out", lambda t: "s", ERROR)]),
       "x": (Q3, [v for v in _float_tensor_kind(Q3) if v[0] in ("list", "numpy", "None", "str", "number", "0-d", "1-d")]),
       "perm": ([2, 0, 1], _perm_kind([2, 0, 1]))}),

@@ -77,7 +77,7 @@ def test_the_scan_sees_a_forbidden_import(tmp_path, monkeypatch):
 
 
 def test_every_concept_has_one_name_in_every_layer():
-    concepts = ("order", "learned", "frequencies", "rotation", "extrapolation", "rope")
+    concepts = ("order", "learned", "frequencies", "rotation", "mixing", "extrapolation", "rope")
     for concept in concepts:
         compute = PACKAGE / f"{concept}.py"
         assert compute.exists() or (PACKAGE / concept / "__init__.py").exists(), concept
@@ -85,9 +85,21 @@ def test_every_concept_has_one_name_in_every_layer():
             assert (PACKAGE / layer / f"{concept}.py").exists(), f"{layer}/{concept}.py"
 
 
+def test_imports_open_every_module():
+    """A module's imports come before its first definition: a reader sees every dependency at the top."""
+    late = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        body = ast.parse(path.read_text(encoding="utf-8")).body
+        first_definition = next((i for i, node in enumerate(body)
+                                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))), len(body))
+        late += [f"{path.relative_to(PACKAGE)}:{node.lineno}" for node in body[first_definition:]
+                 if isinstance(node, (ast.Import, ast.ImportFrom))]
+    assert not late, f"imports after the first definition: {late}"
+
+
 def test_every_module_docstring_opens_with_its_notebook():
     for concept, number in (("order", "01"), ("learned", "02"), ("frequencies", "03"), ("rotation", "04"),
-                            ("extrapolation", "05"), ("rope", "06")):
+                            ("mixing", "05"), ("extrapolation", "05"), ("rope", "06")):
         for layer in ("", "figures/", "apps/", "checks/"):
             path = PACKAGE / f"{layer}{concept}.py"
             if not path.exists():

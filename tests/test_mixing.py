@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from pe_helpers import SelfAttention, sinusoidal
-from pe_helpers.extrapolation import mixing
-from pe_helpers.extrapolation.mixing import (MixingTerms, embedding_norm_ratio, head_projections, mixing_terms,
-                                             relative_part, rope_position_scores, toeplitz_deviation)
+from pe_helpers import mixing
+from pe_helpers.mixing import (MixingTerms, embedding_norm_ratio, head_projections, mixing_terms,
+                               relative_part, rope_position_scores, toeplitz_deviation)
 
 D, N = 16, 12
 

@@ -11,13 +11,14 @@ from .order import *  # noqa: F401,F403  (notebook 01)
 from .learned import *  # noqa: F401,F403  (notebook 02)
 from .frequencies import *  # noqa: F401,F403  (notebook 03)
 from .rotation import *  # noqa: F401,F403  (notebook 04)
+from .mixing import *  # noqa: F401,F403  (notebook 05, section 1)
 from .extrapolation import *  # noqa: F401,F403  (notebook 05)
 from .rope import *  # noqa: F401,F403  (notebook 06)
-from . import order, learned, frequencies, rotation, extrapolation, rope
+from . import order, learned, frequencies, rotation, mixing, extrapolation, rope
 
 #: Every app factory, by name, in notebook order.
 APPS = {
     name: getattr(module, name)
-    for module in (order, learned, frequencies, rotation, extrapolation, rope)
+    for module in (order, learned, frequencies, rotation, mixing, extrapolation, rope)
     for name in module.__all__
 }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from .._validate import check_choice, check_int
+from .._validate import require_choice, require_int
 from ..figures.learned import build_position_row_figure, table_label
 from ..learned import TABLES, app_tables, train_running_max
 from ._base import App
@@ -23,15 +23,15 @@ def learned_position_app(
     call trains the tiny model (about a second, :func:`~pe_helpers.learned.train_running_max`);
     later calls reuse it.
     """
-    max_len = check_int("max_len", max_len, minimum=2)
-    extra_rows = check_int("extra_rows", extra_rows, minimum=0)
-    position = check_int("position", position, minimum=0)
+    max_len = require_int("max_len", max_len, minimum=2)
+    extra_rows = require_int("extra_rows", extra_rows, minimum=0)
+    position = require_int("position", position, minimum=0)
     if position >= max_len + extra_rows:
         raise ValueError(
             _("position must be in 0..{top} (max_len + extra_rows - 1), got {value}.").format(
                 top=max_len + extra_rows - 1, value=position)
         )
-    table = check_choice("table", table, TABLES)
+    table = require_choice("table", table, TABLES)
     tables = app_tables(train_running_max(max_len=max_len), extra_rows)
     handle = build_position_row_figure(tables, trained_rows=max_len, position=position, table=table)
     controls = {

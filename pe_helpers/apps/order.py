@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from .._validate import check_choice, check_int
+from .._validate import require_choice, require_int
 from ..figures.order import build_permutation_figure, order_label
 from ..order import APP_SENTENCE, ORDERS
 from ._base import App
@@ -34,8 +34,8 @@ def permutation_app(
     Controls: ``order`` (named orders, or "random"), ``seed`` (used by "random"; disabled otherwise) and
     ``positions`` (add :math:`p_i` to slot ``i``: the equalities break, the title shows by how much).
     """
-    order = check_choice("order", order, ORDERS)
-    seed = check_int("seed", seed, minimum=0)
+    order = require_choice("order", order, ORDERS)
+    seed = require_int("seed", seed, minimum=0)
     controls = {
         "order": widgets.Dropdown(options=[(order_label(o), o) for o in ORDERS], value=order, description=_("order")),
         "seed": widgets.IntSlider(value=seed, min=0, max=max(20, seed), description=_("seed"), continuous_update=True),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from .._validate import check_dim, check_int
+from .._validate import require_dim, require_int
 from ..figures.rope import build_rope_pair
 from ._base import App
 from ..i18n import _
@@ -26,11 +26,11 @@ def rope_shift_app(*, m: int = 5, n: int = 2, t: int = 0, pair: int = 0, d: int 
     score :math:`(q+PE(m+t))^\top(k+PE(n+t))` drawn beside it moves. ``d``, ``base`` and ``seed`` (the content
     vectors q, k) are fixed when the app is made.
     """
-    d = check_dim("d", d)
+    d = require_dim("d", d)
     for name, value, top in (("m", m, MAX_POS), ("n", n, MAX_POS), ("t", t, T_MAX)):
-        if check_int(name, value, minimum=0) > top:
+        if require_int(name, value, minimum=0) > top:
             raise ValueError(_("{name} must be in 0..{top} for this app, got {value}.").format(name=name, top=top, value=value))
-    if check_int("pair", pair, minimum=0) >= d // 2:
+    if require_int("pair", pair, minimum=0) >= d // 2:
         raise ValueError(_("pair must be in 0..{top} for d = {d}, got {value}.").format(top=d // 2 - 1, d=d, value=pair))
     controls = {
         "m": widgets.IntSlider(value=m, min=0, max=MAX_POS, description=_("query m"), continuous_update=True),

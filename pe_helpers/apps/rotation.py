@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from .._validate import check_dim
+from .._validate import require_dim
 from ..figures.rotation import build_dot_product, build_phasor
 from ._base import App, base_slider
 from ..i18n import _
@@ -19,7 +19,7 @@ def phasor_app(*, pos: int = 3, k: int = 5, pair: int = 1, d: int = 16, base: fl
     are fixed when the app is made (keyword arguments). The default (pair 1, k = 5) turns by 1.58 rad, about a
     quarter turn, so the angle reads the way it is computed (on pair 0, k = 5 turns by 286°, which looks like -74°).
     """
-    d = check_dim("d", d)
+    d = require_dim("d", d)
     controls = {
         "pos": widgets.IntSlider(value=pos, min=0, max=200, description="pos", continuous_update=True),
         "k": widgets.IntSlider(value=k, min=-50, max=50, description="k", continuous_update=True),

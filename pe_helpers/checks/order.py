@@ -20,7 +20,7 @@ import torch
 from torch import Tensor
 
 from ..attention import SelfAttention, causal_mask
-from ..permutation import check_equivariance, random_permutation
+from ..permutation import equivariance_gap, random_permutation
 from ._base import Case, CheckResult, Exercise, Mistake, close, first_difference, number_answer, run_exercise, \
     tensor_answer
 from ..i18n import _, lazy_
@@ -210,7 +210,7 @@ def _equivariance_cases() -> tuple[Case, ...]:
 _EQUIVARIANCE = Exercise(
     title=lazy_("Exercise 1.3: the permutation check"),
     cases=_equivariance_cases(),
-    reference=check_equivariance,
+    reference=equivariance_gap,
     convert=number_answer(lazy_("the largest |f(PX) - P f(X)|")),
     same=close(_ATOL),
     mistakes=_EQUIVARIANCE_MISTAKES,

@@ -35,11 +35,11 @@ import math
 import torch
 from torch import Tensor, nn
 
-from .._validate import check_choice, check_int
+from .._validate import require_choice, require_int
 from ..encodings import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, rope_angles, rotate_pairs
 from ..i18n import _
 
-__all__ = ["ENCODINGS", "TRAINED_ENCODINGS", "DERIVED_ENCODINGS", "CopyTransformer", "check_encoding",
+__all__ = ["ENCODINGS", "TRAINED_ENCODINGS", "DERIVED_ENCODINGS", "CopyTransformer", "require_encoding",
            "alibi_slopes", "alibi_bias", "interpolated_positions", "ntk_base", "random_positions",
            "ROPE_BASE"]
 
@@ -54,9 +54,9 @@ DERIVED_ENCODINGS = {"learned-extended": "learned", "rope-pi": "rope", "rope-ntk
 ROPE_BASE = 10000.0
 
 
-def check_encoding(value: object, name: str = "encoding") -> str:
+def require_encoding(value: object, name: str = "encoding") -> str:
     """One of :data:`ENCODINGS`, or a ValueError listing them."""
-    return check_choice(name, value, ENCODINGS)
+    return require_choice(name, value, ENCODINGS)
 
 
 def alibi_slopes(n_heads: int) -> Tensor:
@@ -64,7 +64,7 @@ def alibi_slopes(n_heads: int) -> Tensor:
 
     For ``H = 8``: 1/2, 1/4, .., 1/256, a geometric sequence.
     """
-    n_heads = check_int("n_heads", n_heads, minimum=1)
+    n_heads = require_int("n_heads", n_heads, minimum=1)
     h = torch.arange(1, n_heads + 1, dtype=torch.float64)
     return torch.pow(2.0, -8.0 * h / n_heads)
 
@@ -74,7 +74,7 @@ def alibi_bias(n: int, n_heads: int) -> Tensor:
 
     Under the causal mask only ``j <= i`` counts, where ``|i - j| = i - j``.
     """
-    n = check_int("n", n, minimum=1)
+    n = require_int("n", n, minimum=1)
     i = torch.arange(n, dtype=torch.float64)
     return -alibi_slopes(n_heads)[:, None, None] * (i[:, None] - i[None, :]).abs()
 
@@ -86,7 +86,7 @@ def interpolated_positions(n: int, trained: int) -> Tensor:
 
     ``trained`` is ``L``, the number of positions the training inputs had. Float64.
     """
-    n, trained = check_int("n", n, minimum=1), check_int("trained", trained, minimum=1)
+    n, trained = require_int("n", n, minimum=1), require_int("trained", trained, minimum=1)
     positions = torch.arange(n, dtype=torch.float64)
     return positions * (trained / n) if n > trained else positions
 
@@ -97,8 +97,8 @@ def ntk_base(n: int, trained: int, head_dim: int, base: float = ROPE_BASE) -> fl
     ``d`` is the rotated dimension (``head_dim``, at least 4). The lowest frequency then turns by the
     same angle at :math:`L'` as it did at :math:`L`; the highest is almost unchanged.
     """
-    n, trained = check_int("n", n, minimum=1), check_int("trained", trained, minimum=1)
-    head_dim = check_int("head_dim", head_dim, minimum=4)
+    n, trained = require_int("n", n, minimum=1), require_int("trained", trained, minimum=1)
+    head_dim = require_int("head_dim", head_dim, minimum=4)
     if n <= trained:
         return float(base)
     return float(base) * (n / trained) ** (head_dim / (head_dim - 2))
@@ -106,8 +106,8 @@ def ntk_base(n: int, trained: int, head_dim: int, base: float = ROPE_BASE) -> fl
 
 def random_positions(batch: int, n: int, max_position: int, generator: torch.Generator | None = None) -> Tensor:
     """``[batch, n]`` sorted random subsets of ``0 .. max_position - 1`` (Ruoss et al. 2023), one per row."""
-    batch, n = check_int("batch", batch, minimum=1), check_int("n", n, minimum=1)
-    max_position = check_int("max_position", max_position, minimum=n)
+    batch, n = require_int("batch", batch, minimum=1), require_int("n", n, minimum=1)
+    max_position = require_int("max_position", max_position, minimum=n)
     keys = torch.rand(batch, max_position, generator=generator)
     return keys.argsort(dim=1)[:, :n].sort(dim=1).values
 
@@ -174,21 +174,21 @@ class CopyTransformer(nn.Module):
                  n_heads: int = 2, mlp_ratio: int = 4, max_positions: int = 32, random_range: int | None = None,
                  init_std: float = 0.02, seed: int = 0) -> None:
         super().__init__()
-        self.encoding = check_encoding(encoding)
-        self.vocab_size = check_int("vocab_size", vocab_size, minimum=2)
-        d_model = check_int("d_model", d_model, minimum=2)
-        self.n_heads = check_int("n_heads", n_heads, minimum=1)
+        self.encoding = require_encoding(encoding)
+        self.vocab_size = require_int("vocab_size", vocab_size, minimum=2)
+        d_model = require_int("d_model", d_model, minimum=2)
+        self.n_heads = require_int("n_heads", n_heads, minimum=1)
         if d_model % n_heads or (d_model // n_heads) % 2:
             raise ValueError(_("d_model={d_model} must split into n_heads={n_heads} heads of even size (RoPE rotates pairs), e.g. d_model=32 with n_heads=2.").format(d_model=d_model, n_heads=n_heads))
-        n_layers = check_int("n_layers", n_layers, minimum=1)
-        self.max_positions = check_int("max_positions", max_positions, minimum=1)
+        n_layers = require_int("n_layers", n_layers, minimum=1)
+        self.max_positions = require_int("max_positions", max_positions, minimum=1)
         self.d_model = d_model
         self.token = nn.Embedding(vocab_size + 3, d_model)
         self.position: nn.Module | None
         if encoding in ("learned", "learned-extended"):
             self.position = LearnedPositionalEmbedding(max_positions, d_model, init_std=init_std, seed=seed)
         elif encoding == "randomized":
-            rows = check_int("random_range", random_range if random_range is not None else 4 * max_positions,
+            rows = require_int("random_range", random_range if random_range is not None else 4 * max_positions,
                              minimum=max_positions)
             self.position = LearnedPositionalEmbedding(rows, d_model, init_std=init_std, seed=seed)
         elif encoding == "sinusoidal":
@@ -196,7 +196,7 @@ class CopyTransformer(nn.Module):
         else:
             self.position = None
         rope = encoding.startswith("rope")
-        self.blocks = nn.ModuleList(Block(d_model, n_heads, rope=rope, mlp_ratio=check_int("mlp_ratio", mlp_ratio, minimum=1))
+        self.blocks = nn.ModuleList(Block(d_model, n_heads, rope=rope, mlp_ratio=require_int("mlp_ratio", mlp_ratio, minimum=1))
                                     for _ in range(n_layers))
         self.ln_out = nn.LayerNorm(d_model)
         self.readout = nn.Linear(d_model, vocab_size + 3)
@@ -264,7 +264,7 @@ class CopyTransformer(nn.Module):
 
     def scaled(self, encoding: str) -> "CopyTransformer":
         """The trained ``rope`` model as ``"rope-pi"`` or ``"rope-ntk"``: the same weights (shared), other positions."""
-        encoding = check_choice("encoding", encoding, ("rope-pi", "rope-ntk"))
+        encoding = require_choice("encoding", encoding, ("rope-pi", "rope-ntk"))
         if self.encoding != "rope":
             raise ValueError(_("only a rope model can be rescaled, this model uses encoding={encoding!r}.").format(encoding=self.encoding))
         other = copy.copy(self)  # shares the parameters: no retraining, no copy

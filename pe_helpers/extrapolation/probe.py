@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from .._validate import check_int
+from .._validate import require_int
 from .task import LOOKBACK
 from .training import TrainedModel, eval_batch, fixed_threads
 
@@ -24,7 +24,7 @@ __all__ = ["source_positions", "copy_head", "attention_map", "position_probe_r2"
 
 def source_positions(task: str, n: int) -> tuple[Tensor, Tensor]:
     """``(queries, keys)``: each scored input position and the position of the token it must output."""
-    n = check_int("n", n, minimum=1)
+    n = require_int("n", n, minimum=1)
     if task == "copy":
         queries = torch.arange(n + 1, 2 * n + 1)
         return queries, queries - n
@@ -53,7 +53,7 @@ def attention_map(trained: TrainedModel, length: int, head: tuple[int, int] | No
 
     Raises :class:`~pe_helpers.encodings.PositionOutOfRangeError` where the model cannot run.
     """
-    length = check_int("length", length, minimum=1)
+    length = require_int("length", length, minimum=1)
     layer, h = copy_head(trained) if head is None else head
     cfg = trained.config
     example = eval_batch(length, vocab_size=cfg.vocab_size, n_samples=1, seed=cfg.seed, task=trained.task).inputs
@@ -68,8 +68,8 @@ def position_probe_r2(trained: TrainedModel, length: int | None = None, *, n_sam
     ``length`` (default ``L``), score :math:`R^2 = 1 - \sum (t-\hat t)^2 / \sum (t - \bar t)^2` on the other half.
     """
     cfg = trained.config
-    length = cfg.train_len if length is None else check_int("length", length, minimum=1)
-    n_samples = check_int("n_samples", n_samples, minimum=4)
+    length = cfg.train_len if length is None else require_int("length", length, minimum=1)
+    n_samples = require_int("n_samples", n_samples, minimum=4)
     batch = eval_batch(length, vocab_size=cfg.vocab_size, n_samples=n_samples, seed=cfg.seed + 7, task=trained.task)
     with fixed_threads(cfg.threads):
         h = trained.model.hidden(batch.inputs).double()  # [B, T, d]

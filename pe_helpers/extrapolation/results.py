@@ -30,9 +30,9 @@ from pathlib import Path
 
 import torch
 
-from .._validate import check_budget, check_int
-from .model import DERIVED_ENCODINGS, ENCODINGS, check_encoding
-from .task import TASKS, check_task, task_positions
+from .._validate import require_budget, require_int
+from .model import DERIVED_ENCODINGS, ENCODINGS, require_encoding
+from .task import TASKS, require_task, task_positions
 from .training import (
     EVAL_SAMPLES,
     TrainConfig,
@@ -175,10 +175,10 @@ class LabResults:
                            test_len=self.test_len)
 
     def _curves(self, encoding: str, task: str) -> tuple[Curve, ...]:
-        task = check_task(task)
+        task = require_task(task)
         if task not in self.accuracy:
             raise ValueError(_("task {task!r} was not run; these results have {0}.").format(', '.join(self.accuracy), task=task))
-        encoding = check_encoding(encoding)
+        encoding = require_encoding(encoding)
         if encoding not in self.accuracy[task]:
             raise ValueError(_("encoding {encoding!r} was not run; these results have {0}.").format(', '.join(self.encodings), encoding=encoding))
         return self.accuracy[task][encoding]
@@ -191,7 +191,7 @@ class LabResults:
         return self.seeds.index(seed)
 
     def _length(self, length: int) -> int:
-        length = check_int("length", length, minimum=1)
+        length = require_int("length", length, minimum=1)
         if length > self.test_len:
             raise ValueError(_("length must be <= test_len={test_len}, got {length}.").format(test_len=self.test_len, length=length))
         return length
@@ -366,7 +366,7 @@ def run_lab(encodings: str | Iterable[str] = DEFAULT_ENCODINGS, *, tasks: str | 
         seeds = (settings.pop("seed", 0),)
     elif "seed" in settings:
         raise TypeError(_("give either seeds= or seed=, not both."))
-    seeds = tuple(check_int("seed", s, minimum=0) for s in seeds)
+    seeds = tuple(require_int("seed", s, minimum=0) for s in seeds)
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(_("seeds must be distinct integers >= 0, at least one; got {seeds!r}.").format(seeds=seeds))
     unknown = sorted(set(settings) - set(TrainConfig.__dataclass_fields__))
@@ -374,14 +374,14 @@ def run_lab(encodings: str | Iterable[str] = DEFAULT_ENCODINGS, *, tasks: str | 
         raise TypeError(_("run_lab() got unknown setting(s) {0}; allowed: {1}.").format(', '.join(unknown), ', '.join(TrainConfig.__dataclass_fields__)))
     configs = {s: TrainConfig(train_len=train_len, seed=s, **settings) for s in seeds}
     config = configs[seeds[0]]
-    test_len = 4 * config.train_len if test_len is None else check_int("test_len", test_len, minimum=1)
+    test_len = 4 * config.train_len if test_len is None else require_int("test_len", test_len, minimum=1)
     if test_len < config.train_len:
         raise ValueError(_("test_len must be >= train_len={train_len}, got {test_len}.").format(train_len=config.train_len, test_len=test_len))
     t = task_positions(test_len)  # the longest evaluation: EVAL_SAMPLES // 2 sequences, attention [B, heads, T, T]
-    check_budget(_("testing at test_len={test_len} with n_heads={n_heads}").format(test_len=test_len, n_heads=config.n_heads),
+    require_budget(_("testing at test_len={test_len} with n_heads={n_heads}").format(test_len=test_len, n_heads=config.n_heads),
                  (EVAL_SAMPLES // 2, config.n_heads, t, t), torch.float32, copies=2)
     if workers is not None:
-        workers = check_int("workers", workers, minimum=1)
+        workers = require_int("workers", workers, minimum=1)
     base = tuple(dict.fromkeys(DERIVED_ENCODINGS.get(e, e) for e in names))
     jobs = [(t, e, s) for t in task_names for e in base for s in seeds]
     models = {job: init_model(job[1], configs[job[2]]) for job in jobs}  # in order: the global RNG is not thread-safe

@@ -36,11 +36,11 @@ import torch
 from torch import Tensor
 from torch.nn import functional as F
 
-from .._validate import check_budget, check_choice, check_int
+from .._validate import require_budget, require_choice, require_int
 from ..i18n import _
 
 __all__ = ["TASKS", "LOOKBACK", "CopyBatch", "TaskBatch", "separator_id", "pad_id", "bos_id", "copy_loss_mask",
-           "copy_batch", "copy_sequences", "lookback_batch", "task_batch", "task_positions", "check_task"]
+           "copy_batch", "copy_sequences", "lookback_batch", "task_batch", "task_positions", "require_task"]
 
 #: The lab's tasks, by name.
 TASKS = ("copy", "lookback")
@@ -48,29 +48,29 @@ TASKS = ("copy", "lookback")
 LOOKBACK = 3
 
 
-def check_task(value: object, name: str = "task") -> str:
+def require_task(value: object, name: str = "task") -> str:
     """One of :data:`TASKS`, or a ValueError listing them."""
-    return check_choice(name, value, TASKS)
+    return require_choice(name, value, TASKS)
 
 
 def separator_id(vocab_size: int) -> int:
     """The id of ``SEP``: the first id after the data tokens."""
-    return check_int("vocab_size", vocab_size, minimum=2)
+    return require_int("vocab_size", vocab_size, minimum=2)
 
 
 def pad_id(vocab_size: int) -> int:
     """The id of ``PAD`` (fills the tail of a shorter sequence in a mixed-length batch)."""
-    return check_int("vocab_size", vocab_size, minimum=2) + 1
+    return require_int("vocab_size", vocab_size, minimum=2) + 1
 
 
 def bos_id(vocab_size: int) -> int:
     """The id of ``BOS``, the token at position 0 of every sequence."""
-    return check_int("vocab_size", vocab_size, minimum=2) + 2
+    return require_int("vocab_size", vocab_size, minimum=2) + 2
 
 
 def task_positions(n: int) -> int:
     """Input positions a task of size ``n`` occupies: ``2n + 1`` (``BOS`` plus ``2n`` tokens), for both tasks."""
-    return 2 * check_int("n", n, minimum=1) + 1
+    return 2 * require_int("n", n, minimum=1) + 1
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ def copy_loss_mask(lengths: Tensor | Sequence[int], total_len: int) -> Tensor:
     n = torch.as_tensor(lengths)
     if n.ndim != 1 or n.is_floating_point() or n.dtype == torch.bool:
         raise TypeError(_("lengths must be a 1-D integer tensor or list, got {dtype} of shape {0}.").format(tuple(n.shape), dtype=n.dtype))
-    total_len = check_int("total_len", total_len, minimum=0)
+    total_len = require_int("total_len", total_len, minimum=0)
     if n.numel() and int(n.min()) < 1:
         raise ValueError(_("lengths must be >= 1, got {0}.").format(int(n.min())))
     if n.numel() and 2 * int(n.max()) > total_len:
@@ -126,9 +126,9 @@ def _lengths(lengths: Tensor | Sequence[int], max_len: int | None) -> tuple[Tens
         raise TypeError(_("lengths must be a non-empty 1-D list of sizes >= 1, got {lengths!r}.").format(lengths=lengths)) from None
     if not items:
         raise ValueError(_("lengths must be a non-empty 1-D list of sizes >= 1, got {lengths!r}.").format(lengths=lengths))
-    n = torch.tensor([check_int(f"lengths[{i}]", v, minimum=1) for i, v in enumerate(items)], dtype=torch.long)
-    longest = int(n.max()) if max_len is None else check_int("max_len", max_len, minimum=int(n.max()))
-    check_budget(_("a batch of {0} sequences of size {longest}").format(len(items), longest=longest), (len(items), task_positions(longest) + 1),
+    n = torch.tensor([require_int(f"lengths[{i}]", v, minimum=1) for i, v in enumerate(items)], dtype=torch.long)
+    longest = int(n.max()) if max_len is None else require_int("max_len", max_len, minimum=int(n.max()))
+    require_budget(_("a batch of {0} sequences of size {longest}").format(len(items), longest=longest), (len(items), task_positions(longest) + 1),
                  torch.long, copies=4)
     return n, longest
 
@@ -178,7 +178,7 @@ def lookback_batch(batch_size: int, min_len: int, max_len: int, *, vocab_size: i
     Sizes ``n`` are uniform in ``min_len .. max_len``; rows shorter than the longest are PAD-filled.
     """
     batch_size, min_len, max_len, vocab_size = _batch_args(batch_size, min_len, max_len, vocab_size)
-    k = check_int("k", k, minimum=1)
+    k = require_int("k", k, minimum=1)
     lengths = _draw_lengths(batch_size, min_len, max_len, generator)
     width = 2 * max_len + 1
     pad, bos = pad_id(vocab_size), bos_id(vocab_size)
@@ -196,15 +196,15 @@ def lookback_batch(batch_size: int, min_len: int, max_len: int, *, vocab_size: i
 def task_batch(task: str, batch_size: int, min_len: int, max_len: int, *, vocab_size: int = 10,
                generator: torch.Generator | None = None) -> TaskBatch:
     """A batch of ``task`` (one of :data:`TASKS`): :func:`copy_batch` or :func:`lookback_batch`."""
-    if check_task(task) == "copy":
+    if require_task(task) == "copy":
         return copy_batch(batch_size, min_len, max_len, vocab_size=vocab_size, generator=generator)
     return lookback_batch(batch_size, min_len, max_len, vocab_size=vocab_size, generator=generator)
 
 
 def _batch_args(batch_size: int, min_len: int, max_len: int, vocab_size: int) -> tuple[int, int, int, int]:
-    batch_size = check_int("batch_size", batch_size, minimum=1)
-    min_len = check_int("min_len", min_len, minimum=1)
-    return batch_size, min_len, check_int("max_len", max_len, minimum=min_len), check_int("vocab_size", vocab_size, minimum=2)
+    batch_size = require_int("batch_size", batch_size, minimum=1)
+    min_len = require_int("min_len", min_len, minimum=1)
+    return batch_size, min_len, require_int("max_len", max_len, minimum=min_len), require_int("vocab_size", vocab_size, minimum=2)
 
 
 def _draw_lengths(batch_size: int, min_len: int, max_len: int, generator: torch.Generator | None) -> Tensor:

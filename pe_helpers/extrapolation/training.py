@@ -5,7 +5,7 @@ Training minimises the cross-entropy at the task's scored positions only,
 .. math::
     \mathcal{L} = -\frac{1}{|T|}\sum_{(b,t)\in T} \log p_\theta(y_{b,t} \mid \text{inputs}_{b,\le t}),
 
-with AdamW (:class:`AdamW`, no weight decay) and a linear warm-up then a cosine decay of the learning
+with Adam (:class:`Adam`, no weight decay) and a linear warm-up then a cosine decay of the learning
 rate. Each step draws one size ``n`` from ``1 .. train_len`` (:func:`training_lengths`,
 :math:`P(n) \propto n`) and a batch of that exact size (length-bucketed: no compute spent on padding).
 A ``"randomized"`` model reads, for each sequence, the table rows of a sorted random subset of
@@ -35,11 +35,11 @@ from dataclasses import asdict, dataclass, field
 import torch
 from torch.nn import functional as F
 
-from .._optim import AdamW
-from .._validate import check_budget, check_int, check_real
+from .._optim import Adam
+from .._validate import require_budget, require_int, require_real
 from ..encodings import PositionOutOfRangeError
-from .model import DERIVED_ENCODINGS, CopyTransformer, check_encoding, random_positions
-from .task import check_task, task_batch, task_positions
+from .model import DERIVED_ENCODINGS, CopyTransformer, require_encoding, random_positions
+from .task import require_task, task_batch, task_positions
 from ..i18n import _
 
 __all__ = [
@@ -48,7 +48,7 @@ __all__ = [
     "TrainingCancelled",
     "fixed_threads",
     "train",
-    "AdamW",
+    "Adam",
     "init_model",
     "fit",
     "derive",
@@ -101,18 +101,18 @@ class TrainConfig:
     def __post_init__(self) -> None:
         for name in ("train_len", "steps", "batch_size", "d_model", "n_layers", "n_heads", "mlp_ratio", "threads",
                      "random_factor"):
-            check_int(name, getattr(self, name), minimum=1)
-        check_int("vocab_size", self.vocab_size, minimum=2)
-        check_int("warmup", self.warmup, minimum=0)
-        check_int("seed", self.seed, minimum=0)
+            require_int(name, getattr(self, name), minimum=1)
+        require_int("vocab_size", self.vocab_size, minimum=2)
+        require_int("warmup", self.warmup, minimum=0)
+        require_int("seed", self.seed, minimum=0)
         for name in ("lr", "init_std"):
-            if check_real(name, getattr(self, name)) <= 0:
+            if require_real(name, getattr(self, name)) <= 0:
                 raise ValueError(_("{name} must be > 0, got {0!r}.").format(getattr(self, name), name=name))
-        if check_real("length_weight", self.length_weight) < 0:
+        if require_real("length_weight", self.length_weight) < 0:
             raise ValueError(_("length_weight must be >= 0, got {length_weight!r}.").format(length_weight=self.length_weight))
         # a training step keeps each layer's attention weights [batch, heads, T, T] for the backward pass
         t = self.train_positions
-        check_budget(_("training with train_len={train_len}, batch_size={batch_size}, n_heads={n_heads}").format(train_len=self.train_len, batch_size=self.batch_size, n_heads=self.n_heads),
+        require_budget(_("training with train_len={train_len}, batch_size={batch_size}, n_heads={n_heads}").format(train_len=self.train_len, batch_size=self.batch_size, n_heads=self.n_heads),
                      (self.batch_size, self.n_heads, t, t), torch.float32, copies=3 * self.n_layers)
 
     @property
@@ -148,7 +148,7 @@ class TrainedModel:
 @contextlib.contextmanager
 def fixed_threads(threads: int) -> Iterator[None]:
     """Run the block with ``torch.set_num_threads(threads)``, then restore the previous count."""
-    threads = check_int("threads", threads, minimum=1)
+    threads = require_int("threads", threads, minimum=1)
     before = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
@@ -184,7 +184,7 @@ def train(encoding: str, *, task: str = "copy", config: TrainConfig | None = Non
     (:func:`derive`, test sizes up to ``4·train_len``). Silent; :func:`~pe_helpers.extrapolation.run_lab`
     shows progress.
     """
-    encoding, task = check_encoding(encoding), check_task(task)
+    encoding, task = require_encoding(encoding), require_task(task)
     config = _config(config, dict(settings), "train")
     base = DERIVED_ENCODINGS.get(encoding, encoding)
     model = init_model(base, config)
@@ -201,11 +201,11 @@ def derive(trained: TrainedModel, encoding: str, test_len: int) -> TrainedModel:
     ``learned-extended``: the learned table grown to the positions of size ``test_len`` with fresh
     rows; ``rope-pi`` / ``rope-ntk``: the same rope weights, positions or base rescaled past training.
     """
-    encoding = check_encoding(encoding)
+    encoding = require_encoding(encoding)
     if DERIVED_ENCODINGS.get(encoding) != trained.encoding:
         raise ValueError(_("{encoding!r} derives from a trained {0!r} model, got {1!r}.").format(DERIVED_ENCODINGS.get(encoding), trained.encoding, encoding=encoding))
     if encoding == "learned-extended":
-        rows = max(task_positions(check_int("test_len", test_len, minimum=1)), trained.model.max_positions)
+        rows = max(task_positions(require_int("test_len", test_len, minimum=1)), trained.model.max_positions)
         model = trained.model.extended(rows, seed=trained.config.seed + 1)
     else:
         model = trained.model.scaled(encoding)
@@ -242,10 +242,10 @@ def fit(model: CopyTransformer, cfg: TrainConfig, on_step: Callable[[int], None]
     :class:`TrainingCancelled` (the model is left half-trained). Trains with gradients on even where the
     caller turned them off (``torch.set_grad_enabled(False)``).
     """
-    task = check_task(task)
+    task = require_task(task)
     model.train()
     data = torch.Generator().manual_seed(cfg.seed + 1)
-    opt = AdamW(model.parameters())
+    opt = Adam(model.parameters())
     losses: list[float] = []
     randomized = model.encoding == "randomized"
     try:
@@ -284,7 +284,7 @@ def training_lengths(cfg: TrainConfig, generator: torch.Generator) -> list[int]:
 
 def eval_batch(length: int, *, vocab_size: int, n_samples: int = EVAL_SAMPLES, seed: int = 0, task: str = "copy"):
     """The fixed evaluation sequences of ``task`` at one size (the same for every model with this seed)."""
-    offset = 0 if check_task(task) == "copy" else 500
+    offset = 0 if require_task(task) == "copy" else 500
     gen = torch.Generator().manual_seed(_EVAL_SEED + 1000 * seed + length + offset)
     return task_batch(task, n_samples, length, length, vocab_size=vocab_size, generator=gen)
 
@@ -303,9 +303,9 @@ def accuracy(trained: TrainedModel, length: int, *, n_samples: int | None = None
     A ``learned`` model raises :class:`~pe_helpers.encodings.PositionOutOfRangeError` when the
     ``2·length + 1`` positions exceed its table.
     """
-    length = check_int("length", length, minimum=1)
+    length = require_int("length", length, minimum=1)
     cfg = trained.config
-    n_samples = eval_samples(length, cfg.train_len) if n_samples is None else check_int("n_samples", n_samples, minimum=1)
+    n_samples = eval_samples(length, cfg.train_len) if n_samples is None else require_int("n_samples", n_samples, minimum=1)
     batch = eval_batch(length, vocab_size=cfg.vocab_size, n_samples=n_samples, seed=cfg.seed, task=trained.task)
     with fixed_threads(cfg.threads):
         logits = trained.model.logits_at(batch.inputs, batch.loss_mask)

@@ -149,8 +149,10 @@ class CachedFigure(Figure):
         return round(self.get_figwidth() * DISPLAY_DPI)
 
     def set_dynamic(self, *artists: object) -> None:
-        """Mark ``artists`` as the ones redrawn on every render (they become ``animated``)."""
+        """Mark ``artists`` as the ones redrawn on every render (they become ``animated``); each is drawn once."""
         for artist in artists:
+            if any(artist is known for known in self.dynamic):
+                continue
             artist.set_animated(True)
             self.dynamic.append(artist)
         self.invalidate_background()

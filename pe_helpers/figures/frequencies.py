@@ -15,7 +15,7 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.ticker import LogLocator, MaxNLocator, NullLocator
 
-from .._validate import check_base, check_choice, check_dim, check_int
+from .._validate import require_base, require_choice, require_dim, require_int
 from ..encodings import inverse_frequencies, sinusoidal, wavelengths
 from ..frequencies import CHANNELS, heatmap_values
 from ._base import DIVERGING, OKABE_ITO, FigureHandle, format_number, label, new_figure, one_thread, settle_layout
@@ -94,10 +94,10 @@ def build_frequency_heatmap(
 
     @one_thread
     def update(*, seq_len: int = seq_len, d: int = d, base: float = base, channel: str = channel) -> str:
-        seq_len = check_int("seq_len", seq_len, minimum=1)
-        d = check_dim("d", d)
-        base = check_base(base)
-        channel = check_choice("channel", channel, CHANNELS)
+        seq_len = require_int("seq_len", seq_len, minimum=1)
+        d = require_dim("d", d)
+        base = require_base(base)
+        channel = require_choice("channel", channel, CHANNELS)
         half = d // 2
         image.set_data(heatmap_values(seq_len, d, base, channel).numpy())
         # at least one device pixel per row: crisp nearest cells; fewer pixels than rows: average them (no moiré)
@@ -132,9 +132,9 @@ def draw_frequencies(ax_omega: Axes, ax_wave: Axes, *, dims: Sequence[int] = (16
     r"""Left: :math:`\omega_i = \text{base}^{-2i/d}` against the pair ``i`` on a log axis (straight lines:
     a geometric fall). Right: :math:`\lambda_i = 2\pi/\omega_i`, between 2π and 2π·base.
     A larger ``d`` adds pairs between the same two ends."""
-    base = check_base(base)
+    base = require_base(base)
     for n, d in enumerate(dims):
-        d = check_dim("d", d)
+        d = require_dim("d", d)
         pairs = torch.arange(d // 2)
         style = dict(marker="o", markersize=3, linewidth=1.4, color=OKABE_ITO[n % len(OKABE_ITO)], label=f"d = {d}")
         ax_omega.plot(pairs.numpy(), inverse_frequencies(d, base).numpy(), **style)
@@ -166,7 +166,7 @@ def draw_dimension_traces(ax: Axes, *, pairs: Sequence[int] = (0, 2), seq_len: i
     fine = torch.linspace(0, seq_len - 1, 400, dtype=torch.float64)
     pos = torch.arange(seq_len)
     for n, i in enumerate(pairs):
-        i = check_int("pair", i, minimum=0)
+        i = require_int("pair", i, minimum=0)
         color = OKABE_ITO[n % len(OKABE_ITO)]
         w = float(omega[i])
         ax.plot(fine.numpy(), torch.sin(fine * w).numpy(), color=color, linewidth=1.4,

@@ -18,7 +18,7 @@ import torch
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from .._validate import check_choice, check_int
+from .._validate import require_choice, require_int
 from ..learned import row_cosine_similarity
 from ._base import DIVERGING, OKABE_ITO, FigureHandle, new_figure, settle_layout, single_thread, static_figure
 from ..i18n import _
@@ -68,8 +68,8 @@ def build_position_row_figure(
     Named artists: ``heatmap``, ``outline``, ``row``, ``cosines``, ``marker``, ``title``.
     """
     names = tuple(tables)
-    table = check_choice("table", table or names[0], names)
-    trained_rows = check_int("trained_rows", trained_rows, minimum=1)
+    table = require_choice("table", table or names[0], names)
+    trained_rows = require_int("trained_rows", trained_rows, minimum=1)
     sims = {name: row_cosine_similarity(t) for name, t in tables.items()}
     scale = {name: float(t.abs().max()) for name, t in tables.items()}
     rows, dim = tables[names[0]].shape
@@ -87,8 +87,8 @@ def build_position_row_figure(
     art["title"] = fig.suptitle(_row_title(names[-1], 23, False, 0.0, ["+0.00", "+0.00"], 16, 0.0))
 
     def update(*, position: int = position, table: str = table) -> str:
-        table = check_choice("table", table, names)
-        i = check_int("position", position, minimum=0)
+        table = require_choice("table", table, names)
+        i = require_int("position", position, minimum=0)
         if i >= rows:
             raise ValueError(_("position must be in 0..{top}, got {value}.").format(top=rows - 1, value=i))
         with single_thread():

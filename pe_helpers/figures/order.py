@@ -20,7 +20,7 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from .._validate import check_choice, check_int
+from .._validate import require_choice, require_int
 from ..attention import SelfAttention
 from ..order import APP_SENTENCE, ORDERS, named_order, permutation_view, random_positions, token_vectors, tokens
 from ._base import (DIVERGING, FigureHandle, new_figure, settle_layout, single_thread, static_figure,
@@ -137,7 +137,7 @@ def build_permutation_figure(
     """
     toks = tokens(sentence)
     n = len(toks)
-    dim = check_int("dim", dim, minimum=1)
+    dim = require_int("dim", dim, minimum=1)
     x = token_vectors(toks, dim)
     head = SelfAttention(dim, seed=head_seed)
     table = random_positions(n, dim)
@@ -153,8 +153,8 @@ def build_permutation_figure(
     title = fig.suptitle(_title("random", 20, [5, 4, 3, 2, 1, 0], True, 0.0, 0.0), fontsize=12)
 
     def update(*, order: str = order, seed: int = seed, positions: bool = positions) -> str:
-        order = check_choice("order", order, ORDERS)
-        seed = check_int("seed", seed, minimum=0)
+        order = require_choice("order", order, ORDERS)
+        seed = require_int("seed", seed, minimum=0)
         perm = named_order(order, toks, seed=seed)
         with single_thread():
             view = permutation_view(x, toks, perm, head, table if positions else None)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import torch
 from matplotlib.axes import Axes
 
-from .._validate import check_base, check_dim, check_int
+from .._validate import require_base, require_dim, require_int
 from ..rope import additive_scores, angles_in_dtype, demo_query_key, pair_vectors, rope_scores, score_range, shifted_scores
 from ._base import DIVERGING, OKABE_ITO, FigureHandle, label, new_figure, one_thread, settle_layout, symmetric_limits
 from ..i18n import _
@@ -78,10 +78,10 @@ def build_rope_pair(*, m: int = 5, n: int = 2, t: int = 0, pair: int = 0, d: int
     ``reach_q``, ``reach_k``, ``arc``, ``readout``, ``line_rope``, ``line_additive``, ``marker``, ``dot_rope``,
     ``dot_additive``.
     """
-    d = check_dim("d", d)
-    base = check_base(base)
-    max_pos = check_int("max_pos", max_pos, minimum=1)
-    t_max = check_int("t_max", t_max, minimum=1)
+    d = require_dim("d", d)
+    base = require_base(base)
+    max_pos = require_int("max_pos", max_pos, minimum=1)
+    t_max = require_int("t_max", t_max, minimum=1)
     q, k = demo_query_key(d, seed=seed)
     grid = torch.arange(max_pos + t_max + 1)
     additive = additive_scores(q, k, grid, grid, base=base)  # [top+1, top+1]
@@ -96,8 +96,8 @@ def build_rope_pair(*, m: int = 5, n: int = 2, t: int = 0, pair: int = 0, d: int
 
     @one_thread
     def update(*, m: int = m, n: int = n, t: int = t, pair: int = pair) -> str:
-        m, n, t = (check_int(name, v, minimum=0) for name, v in (("m", m), ("n", n), ("t", t)))
-        pair = check_int("pair", pair, minimum=0)
+        m, n, t = (require_int(name, v, minimum=0) for name, v in (("m", m), ("n", n), ("t", t)))
+        pair = require_int("pair", pair, minimum=0)
         if max(m, n) > max_pos or t > t_max:
             raise ValueError(_("m, n must be <= {max_pos} and t <= {t_max} for this figure, got m={m}, n={n}, t={t}.")
                              .format(max_pos=max_pos, t_max=t_max, m=m, n=n, t=t))
@@ -148,7 +148,7 @@ def draw_score_matrices(ax_add: Axes, ax_rope: Axes, q: torch.Tensor, k: torch.T
     The rotary one is constant along every diagonal (it depends on ``n - m`` only); the additive one is not.
     Shared symmetric limits, diverging colormap.
     """
-    n = check_int("n", n, minimum=2)
+    n = require_int("n", n, minimum=2)
     pos = torch.arange(n)
     add = additive_scores(q, k, pos, pos, base=base)
     rot = rope_scores(q[None].expand(n, -1), k[None].expand(n, -1), pos, pos, base=base)
@@ -167,7 +167,7 @@ def draw_angle_error(ax: Axes, positions: torch.Tensor, dim: int, *,
 
     Positions a dtype cannot hold (float16 above 65504) are left out of its line.
     """
-    dim = check_dim("dim", dim)
+    dim = require_dim("dim", dim)
     x = positions.to(torch.float64)
     exact = angles_in_dtype(x, dim, base=base)
     names = {torch.bfloat16: "bfloat16", torch.float16: "float16", torch.float32: "float32", torch.float64: "float64"}

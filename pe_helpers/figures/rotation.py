@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 from matplotlib.ticker import MaxNLocator
 
-from .._validate import check_base, check_dim, check_int, check_layout, check_real
+from .._validate import require_base, require_dim, require_int, require_layout, require_real
 from ..encodings import inverse_frequencies, shift_matrix
 from ..rotation import (first_rise, measured_dot_products, mirrored_dot_products, pair_block, pe_dot_product, phasor,
                         phasor_label_radii)
@@ -83,8 +83,8 @@ def build_phasor(*, pos: int = 3, k: int = 5, pair: int = 1, d: int = 16, base: 
     Named artists: ``path``, ``arc``, ``ray_a``/``dot_a``/``text_a`` (pos), ``ray_b``/``dot_b``/``text_b``
     (pos + k), ``panel`` (the text on the right).
     """
-    d = check_dim("d", d)
-    base = check_base(base)
+    d = require_dim("d", d)
+    base = require_base(base)
     fig = new_figure(height=4.4)
     ax, ax_text = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.0, 1.25]})
     art = _circle_panel(ax)
@@ -97,9 +97,9 @@ def build_phasor(*, pos: int = 3, k: int = 5, pair: int = 1, d: int = 16, base: 
 
     @one_thread
     def update(*, pos: int = pos, k: int = k, pair: int = pair) -> str:
-        pos = check_int("pos", pos, minimum=0)
-        k = check_int("k", k)
-        pair = check_int("pair", pair, minimum=0)
+        pos = require_int("pos", pos, minimum=0)
+        k = require_int("k", k)
+        pair = require_int("pair", pair, minimum=0)
         if pair >= d // 2:
             raise ValueError(_("pair must be in 0..{top} for d = {d}, got {value}.").format(top=d // 2 - 1, d=d, value=pair))
         omega = float(inverse_frequencies(d, base)[pair])
@@ -167,10 +167,10 @@ def build_dot_product(*, d: int = 64, base: float = 10000.0, p: int = 0, k_max: 
 
     @one_thread
     def update(*, d: int = d, base: float = base, p: int = p, k_max: int = k_max) -> str:
-        d = check_dim("d", d)
-        base = check_base(base)
-        p = check_int("p", p, minimum=0)
-        k_max = check_int("k_max", k_max, minimum=1)
+        d = require_dim("d", d)
+        base = require_base(base)
+        p = require_int("p", p, minimum=0)
+        k_max = require_int("k_max", k_max, minimum=1)
         ks = torch.arange(-k_max, k_max + 1)
         values = pe_dot_product(ks, d, base)
         art["curve"].set_data(ks.numpy(), values.numpy())
@@ -210,8 +210,8 @@ def draw_shift_matrix(ax: Axes, k: float, d: int, *, base: float = 10000.0, layo
 
     Interleaved: 2×2 rotation blocks on the diagonal; concatenated: the same entries on four diagonals.
     """
-    k = check_real("k", k)
-    layout = check_layout(layout)
+    k = require_real("k", k)
+    layout = require_layout(layout)
     r = shift_matrix(k, d, base=base, layout=layout)
     image = ax.imshow(r.numpy(), cmap=DIVERGING, vmin=-1, vmax=1, interpolation="nearest")
     ax.xaxis.set_major_locator(MaxNLocator(8, integer=True))
@@ -227,13 +227,13 @@ def plot_dot_products(configs: tuple[tuple[int, float], ...] = ((16, 10000.0), (
     Divided by its value ``d/2`` at ``k = 0`` so the panels share one y axis: 1 at ``k = 0``, a rough decay,
     the same for ``+k`` and ``-k``.
     """
-    k_max = check_int("k_max", k_max, minimum=1)
+    k_max = require_int("k_max", k_max, minimum=1)
     ks = torch.arange(-k_max, k_max + 1)
     cols = 2 if len(configs) > 1 else 1
     rows = -(-len(configs) // cols)
     fig, axes = static_figure(rows, cols, height=2.4 * rows + 0.8, sharex=True, sharey=True, squeeze=False)
     for n, (ax, (d, base)) in enumerate(zip(axes.flat, configs)):
-        d = check_dim("d", d)
+        d = require_dim("d", d)
         ax.plot(ks.numpy(), (pe_dot_product(ks, d, base) / (d / 2)).numpy(), color=OKABE_ITO[n % 4], linewidth=1.4)
         ax.axhline(0, color="#bbbbbb", linewidth=0.8)
         ax.set_title(f"d = {d}, base = {format_number(base)}")

@@ -1,4 +1,4 @@
-r"""Notebook 05, "Limits and extrapolation", section 1 (additive mixing, seed §4.1–4.2): the score of x + p in four terms.
+r"""Notebook 05, "Limits and extrapolation", section 1, "Additive mixing" (seed §4.1–4.2): the score of x + p in four terms.
 
 An absolute encoding adds position to content, :math:`\tilde x_i = x_i + p_i`. With
 :math:`M = W_Q W_K^\top` the (unscaled) attention score of query :math:`i` and key :math:`j` is
@@ -37,12 +37,12 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from .._validate import check_choice, check_int, check_tensor
-from ..attention import SelfAttention
-from ..encodings import apply_rope, sinusoidal
-from .model import CopyTransformer
-from .training import TrainedModel, train
-from ..i18n import _
+from ._validate import require_choice, require_int, require_tensor
+from .attention import SelfAttention
+from .encodings import apply_rope, sinusoidal
+from .extrapolation.model import CopyTransformer
+from .extrapolation.training import TrainedModel, train
+from .i18n import _
 
 __all__ = [
     "TERM_NAMES",
@@ -56,6 +56,7 @@ __all__ = [
     "trained_mixing_inputs",
     "EMBEDDING_INITS",
     "embedding_norm_ratio",
+    "relative_part",
 ]
 
 #: The four terms, in the order of the expansion.
@@ -92,7 +93,7 @@ class MixingTerms:
 
 
 def _matrix(name: str, value: object, rows: int | None = None) -> Tensor:
-    t = check_tensor(name, value, min_ndim=2)
+    t = require_tensor(name, value, min_ndim=2)
     if t.ndim != 2:
         raise ValueError(_("{name} must be a 2-D matrix, got shape {0}.").format(tuple(t.shape), name=name))
     if rows is not None and t.shape[0] != rows:
@@ -149,11 +150,11 @@ def rope_position_scores(q: Tensor, k: Tensor, n: int, *, base: float = 10000.0,
     RoPE rotates the *projected* vectors, so :math:`(R_m q)^\top (R_j k) = q^\top R_{j-m} k`: the
     result is Toeplitz (see :func:`toeplitz_deviation`) for every ``q``, ``k``. Computed in float64.
     """
-    q = check_tensor("q", q).detach().to(torch.float64)
-    k = check_tensor("k", k).detach().to(torch.float64)
+    q = require_tensor("q", q).detach().to(torch.float64)
+    k = require_tensor("k", k).detach().to(torch.float64)
     if q.ndim != 1 or q.shape != k.shape:
         raise ValueError(_("q and k must be vectors of the same even length, got shapes {0} and {1}.").format(tuple(q.shape), tuple(k.shape)))
-    n = check_int("n", n, minimum=1)
+    n = require_int("n", n, minimum=1)
     pos = torch.arange(n)
     rq = apply_rope(q.expand(n, -1), pos, base=base, layout=layout)
     rk = apply_rope(k.expand(n, -1), pos, base=base, layout=layout)
@@ -219,9 +220,9 @@ def trained_mixing_inputs(trained: TrainedModel | None = None, *, n: int = 16, s
     trained = trained_mixing_model() if trained is None else trained
     if not isinstance(trained, TrainedModel) or trained.encoding != "sinusoidal":
         raise ValueError(_("trained must be a TrainedModel with encoding 'sinusoidal' (its p_i is the sinusoidal table), got {0!r}.").format(getattr(trained, 'encoding', type(trained).__name__)))
-    n = check_int("n", n, minimum=1)
+    n = require_int("n", n, minimum=1)
     model = trained.model
-    gen = torch.Generator().manual_seed(check_int("seed", seed, minimum=0))
+    gen = torch.Generator().manual_seed(require_int("seed", seed, minimum=0))
     ids = torch.randint(0, model.vocab_size, (n,), generator=gen)
     content = model.token.weight.detach()[ids].double()
     position = sinusoidal(n, model.d_model).double()
@@ -252,10 +253,10 @@ def embedding_norm_ratio(d_model: int, vocab: int, *, init: str = "normal", scal
     :data:`NORM_SAMPLE_ROWS` of each (the rows are drawn independently, so the RMS norm of a sample of
     thousands of rows is the table's to a fraction of a percent, and a 37000-row table takes seconds).
     """
-    d = check_int("d_model", d_model, minimum=2)
-    v = check_int("vocab", vocab, minimum=1)
-    init = check_choice("init", init, EMBEDDING_INITS)
-    gen = torch.Generator().manual_seed(check_int("seed", seed, minimum=0))
+    d = require_int("d_model", d_model, minimum=2)
+    v = require_int("vocab", vocab, minimum=1)
+    init = require_choice("init", init, EMBEDDING_INITS)
+    gen = torch.Generator().manual_seed(require_int("seed", seed, minimum=0))
     rows = min(v, NORM_SAMPLE_ROWS)
     if init == "normal":
         table = torch.randn(rows, d, generator=gen, dtype=torch.float64)
@@ -294,5 +295,3 @@ def relative_part(m: Tensor) -> Tensor:
     out[idx + 1, idx], out[idx, idx + 1] = b, -b
     return out
 
-
-__all__ += ["relative_part"]
