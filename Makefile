@@ -27,13 +27,14 @@ LAB_DIR ?= $(EDITION_DIR)
 ALLOW_ROOT := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
 
-.PHONY: lab present test test-ranges test-slides notebooks student lock clean help FORCE
+.PHONY: lab present hub hub-users test test-ranges test-slides notebooks student lock clean help FORCE
 
 help:
 	@echo "make lab    - set up (first time) and open JupyterLab on notebooks/"
 	@echo "make test   - set up (first time) and run every test and every notebook"
 	@echo "make present NB=05 - serve notebook 05 as live slides (Voila, Reveal.js) for projecting in class; LANG=zh the Chinese deck; no NB lists the decks"
 	@echo "make student - write the student edition (solutions replaced by stubs) to student/"
+	@echo "make hub    - a JupyterHub on this machine for a class (http://127.0.0.1:8000/; HUB_IP=0.0.0.0 for the room's network); make hub-users NAMES='ann bob' adds students"
 	@echo "make test-ranges - the tests (no browser) on the lowest and the newest dependency versions pyproject.toml claims"
 
 # The stamp records that the lock and the package were installed. The script runs every time (it is
@@ -62,13 +63,33 @@ present: $(STAMP)
 	@exec $(BIN)/python -m pe_helpers.present $(if $(strip $(NB)),'$(NB)') --nb-dir '$(NB_DIR)' \
 		--port '$(PRESENT_PORT)' $(if $(PRESENT_TOKEN),--token '$(PRESENT_TOKEN)')
 
+# The course on a JupyterHub (pe_helpers/hub.py, deploy/hub/): its proxy, configurable-http-proxy, comes from npm
+# (pinned in deploy/hub/package-lock.json, installed once); each student gets a copy of the student edition
+# (HUB_EDITION=full: the notebooks with solutions; LANG=zh: the Chinese edition). The first start writes
+# build/hub/passwords-for-the-lecturer.csv (a teacher and HUB_STUDENTS students). Ctrl+C stops it.
+HUB_PORT     ?= 8000
+HUB_IP       ?= 127.0.0.1
+HUB_EDITION  ?= student
+HUB_STUDENTS ?= 30
+PROXY_STAMP  := deploy/hub/node_modules/.installed
+$(PROXY_STAMP): deploy/hub/package.json deploy/hub/package-lock.json
+	@command -v npm >/dev/null || { echo "make hub: npm is missing (Node.js >= 18 provides it; the hub's proxy is an npm package)" >&2; exit 2; }
+	cd deploy/hub && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+hub: $(STAMP) $(PROXY_STAMP)
+	$(if $(filter student,$(HUB_EDITION)),$(BIN)/python -m pe_helpers.student --src $(EDITION_DIR) --out $(if $(filter zh,$(EDITION)),student/zh,student))
+	@exec $(BIN)/python -m pe_helpers.hub serve --port '$(HUB_PORT)' --ip '$(HUB_IP)' --edition '$(HUB_EDITION)' \
+		--lang $(EDITION) --students '$(HUB_STUDENTS)'
+hub-users: $(STAMP)
+	@$(BIN)/python -m pe_helpers.hub add-users $(NAMES)
+
 # Three workers on two cores: tests/browser/ runs on one of them, first (tests/conftest.py), and mostly waits (for a
 # held key, a kernel, Chromium); the other two take the CPU it leaves, at a lower priority (os.nice). Measured here:
 # 363 s with two workers, 313 s with three. One thread per torch process: workers and their kernels each starting a
 # pool of two threads on two cores only made them wait for each other.
 # Bytecode is cached even where PYTHONDONTWRITEBYTECODE is set (CI sets it): each worker, kernel and server would
 # otherwise compile pe_helpers and pytest would rewrite every test module again (about 4 s per worker here).
-test: $(STAMP)
+test: $(STAMP) $(PROXY_STAMP)
 	PYTHONDONTWRITEBYTECODE= MPLBACKEND=Agg OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest tests notebooks $(NBVAL) -q -n 3 \
 		--dist loadfile --no-loadscope-reorder
 
@@ -98,7 +119,7 @@ student: $(STAMP)
 lock:
 	@sh tools/bootstrap-venv.sh --check "$(PYTHON)"
 	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock
-	.venv-lock/bin/pip install --quiet torch==2.13.0 -e '.[test,present]'
+	.venv-lock/bin/pip install --quiet torch==2.13.0 -e '.[test,present,hub]'
 	{ head -3 requirements.lock; .venv-lock/bin/pip freeze --all --exclude-editable \
 		| grep -vE '^(pip|wheel)==' | sed 's/^torch==\(.*\)+cpu/torch==\1/' | sort -f; } > requirements.lock.new
 	mv requirements.lock.new requirements.lock && rm -rf .venv-lock

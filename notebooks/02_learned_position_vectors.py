@@ -11,13 +11,17 @@
 #
 # Notebook 01 showed that attention cannot see order. The fix of the original Transformer and of
 # BERT and GPT-2 is an **absolute positional encoding** (绝对位置编码): one vector per position,
-# added to the token's vector. This notebook (seed §1.3 and §2):
+# added to the token's vector. This notebook:
 #
 # 1. measures where the position goes: into $Q$, $K$ **and** $V$;
 # 2. builds the **learned** table $P_{\text{learned}} \in \mathbb{R}^{L\times d}$ (an embedding table) and
-#    trains it for about a second on a toy task that needs order;
+#    trains it briefly on a toy task that needs order;
 # 3. shows what the rows become, what happens past position $L-1$, and what an enlarged table contains;
 # 4. lets you slide through the rows in an app.
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* This notebook covers seed §1.3 and §2. The training in section 3 takes about a second on
+# one core.
 
 # %% slideshow={"slide_type": "skip"}
 # %matplotlib inline
@@ -64,7 +68,7 @@ changes = {
 for method, c in changes.items():
     print(f"{method:>20}: relative change  Q {c['Q']:.2f}   K {c['K']:.2f}   V {c['V']:.2f}")
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # **Check it**: the change in $V$ is exactly $PW_V$ (likewise for $Q$, $K$), and every one is large.
 
 # %% slideshow={"slide_type": "-"}
@@ -91,7 +95,7 @@ plot_qkv_change(changes)
 # *Speaker notes.* With an additive $X + P$ the relative change is large in Q, K **and** V; RoPE (notebook 06)
 # leaves V unchanged.
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # > **Misconception:** "position only affects where a token attends (Q and K)". With an additive
 # > encoding the values carry it too, unless $W_V$ learns to cancel it: what a token *passes on* can
 # > depend on its slot. Only encodings that act after the projections, such as RoPE, keep $V$
@@ -147,10 +151,13 @@ assert check_positions_before_projection(project_with_positions)
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2 · The learned table is an embedding table
 #
-# **Claim.** With a maximum length $L$ and width $d$, the learned encoding is a parameter matrix
-# $P_{\text{learned}} \in \mathbb{R}^{L\times d}$ and $p_i = P_{\text{learned}}[i]$: row $i$, looked up
-# exactly like a token embedding (`nn.Embedding`), and trained by back-propagation with the rest
-# of the model. `LearnedPositionalEmbedding(L, d)` is that table; `forward(x)` returns $X + P[:n]$.
+# **Claim.** With a maximum length $L$ and width $d$, the learned encoding is a parameter matrix, and
+# position $i$ gets its row:
+#
+# $$P_{\text{learned}} \in \mathbb{R}^{L\times d},\qquad p_i = P_{\text{learned}}[i],\qquad \tilde x_i = x_i + p_i .$$
+#
+# Row $i$ is looked up exactly like a token embedding (`nn.Embedding`) and trained by back-propagation
+# with the rest of the model. `LearnedPositionalEmbedding(L, d)` is that table; `forward(x)` returns $X + P[:n]$.
 
 # %% slideshow={"slide_type": "fragment"}
 L, d_model = 16, 32
@@ -160,6 +167,7 @@ torch.testing.assert_close(emb.lookup(torch.arange(L)), as_embedding(torch.arang
 x = torch.zeros(2, 10, d_model)
 torch.testing.assert_close(emb(x), emb.table[:10].expand(2, 10, d_model))                  # X + P[:n]
 print(emb, "|", emb.table.numel(), "parameters: one free vector per position")
+print(f"forward: x of shape {list(x.shape)} -> x + P[:10], the same 10 rows added to each of the 2 sequences")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3 · Train it briefly on a task that needs order
@@ -196,7 +204,10 @@ plot_similarity_heatmaps({"before training (random init)": trained.initial_table
 # *Speaker notes.* Random before, a band after: the order of the rows comes from the task, not from the
 # design.
 
-# %% slideshow={"slide_type": "skip"} tags=["nbval-ignore-output"]
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# **Check it**, in numbers: the mean cosine of neighbouring rows and of distant rows, before and after training.
+
+# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 before, after = learned.row_cosine_similarity(trained.initial_table), learned.row_cosine_similarity(trained.trained_table)
 far = torch.ones(L, L, dtype=torch.bool).triu(8)       # pairs at distance >= 8
 for name, c in (("before", before), ("after", after)):
@@ -205,7 +216,7 @@ for name, c in (("before", before), ("after", after)):
 assert torch.diagonal(after, 1).mean() > 0.6 and after[far].mean() < 0
 assert torch.diagonal(before, 1).abs().mean() < 0.2
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # > **Misconception:** "learned position vectors are ordered by design, neighbours close". They start
 # > as random, unrelated vectors (left heatmap); any structure comes from the task and the data.
 # > Another task would carve another pattern; rows the data never reach stay random.
@@ -239,10 +250,15 @@ assert check_row_similarity(row_similarity)
 # built, and `LearnedPositionalEmbedding` says so, naming $L$:
 
 # %% slideshow={"slide_type": "fragment"}
+import contextlib
+import io
+import textwrap
+
 from pe_helpers.checks import expect_error
 
-with expect_error(PositionOutOfRangeError, match="max_len=16"):
+with contextlib.redirect_stdout(io.StringIO()) as shown, expect_error(PositionOutOfRangeError, match="max_len=16"):
     trained.positions(torch.zeros(1, L + 1, d_model))      # 17 tokens, 16 rows
+print(textwrap.fill(shown.getvalue().strip(), width=100))   # the error's message, in lines that fit a slide
 
 # %% slideshow={"slide_type": "skip"}
 try:
@@ -262,14 +278,9 @@ else:
 # continue none of the learned band. The model has never learned what they mean (外推, extrapolation, is
 # weak; notebook 05 measures it).
 
-# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "fragment"} tags=["nbval-ignore-output"]
 bigger = trained.positions.extended(24, seed=1)
 torch.testing.assert_close(bigger.table[:L], trained.positions.table)     # trained rows kept as they are
-plot_similarity_heatmaps({"trained table enlarged to 24 rows": bigger.table.detach(),
-                          "reference: 24 random rows": LearnedPositionalEmbedding(24, d_model, seed=2).table.detach()},
-                         trained_rows={"trained table enlarged to 24 rows": L})
-
-# %% slideshow={"slide_type": "skip"} tags=["nbval-ignore-output"]
 big = learned.row_cosine_similarity(bigger.table)
 untrained_vs_trained = big[L:, :L].abs().mean()
 random_level = (2 / (torch.pi * d_model)) ** 0.5
@@ -277,6 +288,11 @@ print(f"mean |cos| between new and trained rows: {untrained_vs_trained:.2f} (ran
 print(f"cos(p_15, p_14) = {big[15, 14]:+.2f} (trained neighbours), cos(p_16, p_15) = {big[16, 15]:+.2f} (new row)")
 assert abs(untrained_vs_trained - random_level) < 0.05
 assert big[15, 14] > 0.6 and abs(big[16, 15]) < 0.4
+
+# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
+plot_similarity_heatmaps({"trained table enlarged to 24 rows": bigger.table.detach(),
+                          "reference: 24 random rows": LearnedPositionalEmbedding(24, d_model, seed=2).table.detach()},
+                         trained_rows={"trained table enlarged to 24 rows": L})
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 6 · Slide through the rows
@@ -286,6 +302,22 @@ assert big[15, 14] > 0.6 and abs(big[16, 15]) < 0.4
 # grey band marks the rows added by `.extended` that were never trained. Switch **table** to
 # *before training* to see the random start.
 
+# %% [markdown] slideshow={"slide_type": "-"}
+# **Check it** first: the app shows the same numbers as the compute layer (driven headless here).
+
+# %% slideshow={"slide_type": "skip"}
+from pe_helpers.i18n import _
+
+app = learned_position_app()  # an app driven from code (not displayed)
+
+# %% slideshow={"slide_type": "-"}
+for i in (0, 7, 15, 16, 23):
+    app.controls["position"].value = i
+    expected = learned.row_cosine_similarity(bigger.table)[i]
+    torch.testing.assert_close(torch.as_tensor(app.artists["cosines"].get_ydata()), expected)
+    assert (_("never-trained row") in app.caption.value) == (i >= L)  # the caption, in either language
+print("app rows 0, 7, 15 (trained) and 16, 23 (never trained) match the table")
+
 # %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 learned_position_app()
 
@@ -294,31 +326,20 @@ learned_position_app()
 # noise, because they were never trained.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **Check it**: the app shows the same numbers as the compute layer (driven headless here).
-
-# %% slideshow={"slide_type": "skip"}
-from pe_helpers.i18n import _
-
-app = learned_position_app()  # a second app, driven from code (not displayed)
-for i in (0, 7, 15, 16, 23):
-    app.controls["position"].value = i
-    expected = learned.row_cosine_similarity(bigger.table)[i]
-    torch.testing.assert_close(torch.as_tensor(app.artists["cosines"].get_ydata()), expected)
-    assert (_("never-trained row") in app.caption.value) == (i >= L)  # the caption, in either language
-print("app rows 0, 7, 15 (trained) and 16, 23 (never trained) match the table")
-
-# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise 2.3 · A value projection blind to position (★★★ hard · ~20 min)
 #
 # **重要度 (importance) ●●○** · **Learning goal:** the architecture puts $x_i + p_i$ into $W_V$, but *weights* can still keep
-# position out of the values: see what that needs and what it costs. *Why it matters:*
-# it is the precise form of "position always reaches V": true of the wiring, not forced on the weights.
+# position out of the values: see what that needs and what it costs.
 #
 # Write `position_blind_value(table)`: given a table of position vectors (rows $p_i$, shape $[L, d]$,
 # with $L < d$), return a $d \times d$ matrix $W_V$ such that $p_i W_V = 0$ for **every** row, while
-# any content vector with no component along the positions passes unchanged. Think first: which
-# vectors must $W_V$ kill, and why is "kill each $p_i$ in turn" not enough when the rows are not
-# orthogonal? The table may have fewer independent rows than rows.
+# any content vector with no component along the positions passes unchanged. The table may have fewer
+# independent rows than rows.
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* *Why it matters:* it is the precise form of "position always reaches V": true of the wiring,
+# not forced on the weights. Ask the room first: which vectors must $W_V$ kill, and why is "kill each $p_i$ in
+# turn" not enough when the rows are not orthogonal?
 
 # %% slideshow={"slide_type": "skip"}
 from pe_helpers.checks import check_position_blind_value
@@ -340,8 +361,12 @@ assert check_position_blind_value(position_blind_value)
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **The cost**, on the table trained in section 3: its $L = 16$ rows span 16 of the $d = 32$
 # directions, so a value projection blind to them also discards the content in those 16
-# directions: a random content vector keeps only about $\sqrt{16/32} \approx 0.71$ of its norm.
-# A trained model can choose to do this, in part; nothing in $\tilde X = X + P$ makes it.
+# directions. A random content vector keeps only about
+#
+# $$\frac{\lVert x W_V \rVert}{\lVert x \rVert} \approx \sqrt{\frac{d - r}{d}} = \sqrt{16/32} \approx 0.71$$
+#
+# of its norm ($r$: the rank of the table). A trained model can choose to do this, in part; nothing in
+# $\tilde X = X + P$ makes it.
 
 # %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 P_trained = trained.trained_table.detach().double()            # [L, d_model], trained in section 3
@@ -352,14 +377,13 @@ torch.testing.assert_close(P_trained @ W_blind, torch.zeros_like(P_trained), rto
 contents = torch.randn(2000, d_model, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
 kept = float(((contents @ W_blind).norm(dim=1) ** 2).mean().sqrt() / (contents.norm(dim=1) ** 2).mean().sqrt())
 assert abs(kept - ((d_model - rank) / d_model) ** 0.5) < 0.02, kept
-print(f"rank of the trained table: {rank} of {d_model}; p_i W_V = 0 for all {L} rows; "
-      f"a random content vector keeps {kept:.2f} of its norm (√((d − r)/d) = {((d_model - rank) / d_model) ** 0.5:.2f})")
+print(f"rank of the trained table: {rank} of {d_model}; p_i W_V = 0 for all {L} rows")
+print(f"a random content vector keeps {kept:.2f} of its norm (√((d − r)/d) = {((d_model - rank) / d_model) ** 0.5:.2f})")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "a bigger table means the model handles longer inputs". The table can grow
 # > but its new rows are random: computing or allocating a vector for position 20 is not the same as
-# > the model having learned to use it. (The same holds, less visibly, for sinusoidal encodings:
-# > notebooks 03 and 05.)
+# > the model having learned to use it.
 #
 # ## Summary
 #
@@ -368,6 +392,10 @@ print(f"rank of the trained table: {rank} of {d_model}; p_i W_V = 0 for all {L} 
 # * Position $\ge L$ raises `PositionOutOfRangeError`; enlarged rows are untrained, unrelated to the rest.
 #
 # Next: **03**, a table that is computed instead of learned: the sinusoidal encoding.
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* The same holds, less visibly, for sinusoidal encodings: they can be computed at any
+# position, but the model has not learned to use the new ones (notebooks 03 and 05).
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## References

@@ -10,18 +10,21 @@
 # # 03 · Sinusoidal encoding and its frequencies (正弦位置编码)
 #
 # The original Transformer does not learn its position vectors: it *computes* them, with sines and cosines of
-# many frequencies (seed §3.1–3.3). This notebook takes that table apart.
+# many frequencies (seed §3.1–3.3).
 #
 # **You will be able to**
-# - write the formula and say what each symbol means, and implement it yourself (exercise 3.1);
-# - explain why the frequencies fall *geometrically* (频率按指数衰减) and what range the wavelengths cover;
-# - read the seed's heatmap, and move its sliders (`seq_len`, `d`, `base`);
-# - show that the interleaved and concatenated layouts are the same encoding up to one column permutation
-#   (exercise 3.2), and why tensor2tensor's and fairseq's tables are nevertheless other numbers;
-# - explain why the seed's float32 code loses accuracy at large positions, and why bf16 is worse.
-#
-# Notation (as in every notebook): `pos` a position, `d` the model dimension, `i` a dimension *pair*
-# (维度组, $0 \le i < d/2$), $\omega_i$ its frequency.
+# - write the formula and implement it yourself (exercise 3.1);
+# - read the seed's heatmap, and explain why the frequencies fall *geometrically* (频率按指数衰减) and which
+#   wavelengths they cover;
+# - show that the interleaved and concatenated layouts differ by one column permutation (exercise 3.2);
+# - explain why float32 angles lose accuracy at large positions, and bf16 even more.
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* This notebook takes the sinusoidal table apart. Notation (as in every notebook): `pos` a
+# position, `d` the model dimension, `i` a dimension *pair* (维度组, $0 \le i < d/2$), $\omega_i$ its frequency;
+# section 1 says what each symbol of the formula means. The heatmap's sliders are `seq_len`, `d` and `base`.
+# Section 5 also shows why tensor2tensor's and fairseq's tables, concatenated too, are nevertheless other numbers.
+# Section 6 reads the seed's own float32 code.
 
 # %% slideshow={"slide_type": "skip"}
 # %matplotlib inline
@@ -97,7 +100,7 @@ for d, base in [(16, 10000.0), (64, 10000.0), (512, 10000.0), (64, 100.0)]:
     print(f"d = {d:3d}, base = {base:7.0f}: ratio ω_(i+1)/ω_i = {base ** (-2 / d):.4f}, "
           f"wavelengths {lam[0]:.2f} … {lam[-1]:9.1f}  (2π·base = {2 * math.pi * base:.1f})")
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # > **Misconception:** "the frequencies are spread evenly over the dimensions". They are not: half of the pairs
 # > have wavelengths above $2\pi\sqrt{\text{base}} \approx 628$ positions. A larger `d` adds pairs *between*
 # > the same two ends (2π and 2π·base); only `base` moves the slow end.
@@ -106,9 +109,9 @@ for d, base in [(16, 10000.0), (64, 10000.0), (512, 10000.0), (64, 100.0)]:
 # ## 3 · The seed's heatmap (频率热力图), as an app
 #
 # Rows are positions (0 at the top, growing downwards), columns are the pair `i`, colours are
-# $\sin(pos\,\omega_i)$ with the limits −1 … +1 of a diverging colormap. The left columns (high frequency,
-# large $\omega_i$) flip sign every few rows and tell *nearby* positions apart; the right columns (low frequency)
-# change slowly and give a coarse, large-scale position signal. The right panel shows the wavelengths on a log axis.
+# $\sin(pos\,\omega_i)$. The left columns (high frequency, large $\omega_i$) flip sign every few rows and tell
+# *nearby* positions apart; the right columns (low frequency) change slowly and give a coarse, large-scale
+# position signal.
 #
 # **Try it.** Switch *channel* to `cos`: same frequencies, shifted by a quarter turn. Lower `base` to 100: the
 # right side starts moving. Raise `seq_len` to 512: even the middle columns turn.
@@ -121,7 +124,8 @@ frequency_heatmap_app()
 
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
 # *Speaker notes.* Switch `channel` to cos; lower `base` to 100; raise `seq_len` to 512. Ask: which columns
-# tell neighbouring positions apart?
+# tell neighbouring positions apart? The colours use a diverging colormap with the limits −1 … +1; the right
+# panel shows the wavelengths on a log axis.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check.** Count how often each sin column changes sign over positions 1 … 63: a column with frequency
@@ -132,15 +136,14 @@ sin_part = sinusoidal(64, 64)[1:, 0::2]  # rows 1..63: skip sin(0) = 0
 changes = (torch.sign(sin_part[1:]) != torch.sign(sin_part[:-1])).sum(dim=0)
 assert bool((changes[1:] <= changes[:-1]).all()), "sign changes must not increase from left to right"
 assert changes[0] >= 19 and changes[-1] == 0
-print("sign changes over positions 1..63, pairs 0..11:", changes[:12].tolist(), "… last pair:", int(changes[-1]))
+print("sign changes over positions 1..63, pairs 0..11:", changes[:12].tolist())
+print("sign changes of the last pair (31):", int(changes[-1]))
 
-# %% [markdown] slideshow={"slide_type": "slide"}
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # **A binary counter (d2l.ai §11.6).** Write the positions 0, 1, 2, … in binary: the lowest bit flips at every step,
 # the next one every 2 steps, then every 4, …: each bit is a square wave with *twice* the period of the one before.
-# The sinusoidal table is a smooth, continuous version of the same idea: pair 0 flips fastest, and each next pair's
-# wavelength is the previous one times the constant $\text{base}^{2/d}$. Both count position with a geometric ladder
-# of periods; the sinusoidal one uses a ratio below 2 (so more columns) and gives values between −1 and 1 instead of
-# 0 or 1. The cell counts the flips of the 6 bits over positions 0 … 63 next to the sign changes above.
+# The sinusoidal table is a smooth version of the same ladder: pair 0 flips fastest, and each next pair's
+# wavelength is the previous one times the constant $\text{base}^{2/d}$.
 
 # %% slideshow={"slide_type": "-"}
 bits = (torch.arange(64)[:, None] >> torch.arange(6)) & 1            # [64, 6]: bit b of each position
@@ -150,6 +153,11 @@ assert bool((flips[1:] < flips[:-1]).all()) and bool((changes[1:] <= changes[:-1
 print("flips of bits 0..5 over positions 0..63:", flips.tolist())
 print("sign changes of pairs 0..5 (d = 64):     ", changes[:6].tolist())
 
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Both count position with a geometric ladder of periods; the sinusoidal one uses a ratio below 2
+# (so more columns) and gives values between −1 and 1 instead of 0 or 1. The cell counts the flips of the 6 bits
+# over positions 0 … 63 next to the sign changes above: both fall from left to right.
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4 · Sin and cos of a pair: the same wave, a quarter turn apart
 #
@@ -158,7 +166,7 @@ print("sign changes of pairs 0..5 (d = 64):     ", changes[:6].tolist())
 # $\sin^2 + \cos^2 = 1$ (notebook 04 builds on this). Below: continuous curves, with the table's entries at
 # integer positions as markers.
 
-# %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
+# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 fig, ax = static_figure(height=3.6)
 draw_dimension_traces(ax, pairs=(0, 2), seq_len=24, d=16)
 fig
@@ -178,12 +186,11 @@ print("cos(pos·ω_i) = sin(pos·ω_i + π/2) and sin² + cos² = 1 for every pa
 # Write `my_sinusoidal(seq_len, dim)` that returns the `[seq_len, dim]` table of section 1 (interleaved layout:
 # sin in the even columns, cos in the odd ones; base 10000) **without** calling `pe_helpers.sinusoidal`.
 # Hints: `torch.arange(0, dim, 2)` gives the values $2i$; `pe[:, 0::2]` selects the even columns.
-# Run the check cell: it compares your table with the reference for several sizes and names the mistake if it
-# recognises one.
+# Then run the check cell: it names the mistake if it recognises one.
 
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
-# *Speaker notes.* Ten minutes. Walk around and read the checker's messages over shoulders; the most common
-# slip is the cos exponent written $2(i+1)/d$.
+# *Speaker notes.* Ten minutes. The check cell compares the table with the reference for several sizes. Walk
+# around and read the checker's messages over shoulders; the most common slip is the cos exponent written $2(i+1)/d$.
 
 # %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="3.1" tags=["solution"]
 import torch
@@ -205,11 +212,16 @@ assert check_sinusoidal(my_sinusoidal)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** the formula is short, and it is often copied with one small slip that still gives a
-# > plausible-looking heatmap. Seen in public code and questions: the cos exponent written $2(i+1)/d$; the column
-# > index $j$ used instead of $2\lfloor j/2\rfloor$ (so sin and cos of a pair get different frequencies); base 1000;
-# > `d_model//2` precedence slips that count the 2 of $2i$ twice; multiplying by $10000^{2i/d}$ where one should
-# > divide; sin in every column; the concatenated layout where the interleaved one was meant. The checker
-# > recognises each of them: below, every buggy version is run through it.
+# > plausible-looking heatmap. Seen in public code and questions:
+# > - the cos exponent written $2(i+1)/d$;
+# > - the column index $j$ used instead of $2\lfloor j/2\rfloor$ (so sin and cos of a pair get different frequencies);
+# > - base 1000;
+# > - `d_model//2` precedence slips that count the 2 of $2i$ twice;
+# > - multiplying by $10000^{2i/d}$ where one should divide;
+# > - sin in every column;
+# > - the concatenated layout where the interleaved one was meant.
+# >
+# > The checker recognises each of them: below, every buggy version is run through it.
 
 # %% slideshow={"slide_type": "skip"}
 for name, (buggy, what) in example_mistakes().items():
@@ -252,14 +264,19 @@ with torch.no_grad():
 print("σ =", perm[:8].tolist(), "…", perm[-4:].tolist())
 print("Linear(W)(interleaved) == Linear(W[:, σ])(concatenated), up to float32 rounding")
 
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# > **Misconception:** "interleaved and concatenated are two different encodings". They carry exactly the same
+# > information; the first linear layer can learn either. What does matter: a *pretrained* model's weights are
+# > tied to the layout it was trained with. Feed it the other layout without permuting the weights and it
+# > silently breaks. (Notebook 06 meets the same choice for RoPE: interleaved pairs vs the "half" split.)
+
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **But not every concatenated table is the paper's table reordered.** tensor2tensor (`get_timing_signal_1d`) and
 # fairseq (`SinusoidalPositionalEmbedding`) share the concatenated *layout*, yet both space the frequencies
 # differently, $\omega_i = 10000^{-i/(d/2-1)}$ instead of $10000^{-2i/d}$, so the slowest pair has wavelength exactly
-# $2\pi\cdot 10000$ (fairseq's docstring says it "differs slightly from the description in Section 3.5"). And fairseq
-# numbers positions from `padding_idx + 1` (the row of `padding_idx` is zero), so its first token gets the row of
-# position 2 when `padding_idx = 1`. Their tables hold *other numbers*, not the paper's in another column order:
-# a model trained with one cannot be fed the other by permuting columns. The cell checks the schedule.
+# $2\pi\cdot 10000$ (fairseq's docstring says it "differs slightly from the description in Section 3.5"). Their
+# tables hold *other numbers*, not the paper's in another column order: a model trained with one cannot be fed the
+# other by permuting columns. The cell checks the schedule.
 
 # %% slideshow={"slide_type": "-"}
 d = 32
@@ -273,9 +290,13 @@ t2t_table = torch.cat([torch.sin(torch.arange(100.0)[:, None] * t2t_omega),
 same_cols = [j for j in range(d) if any(torch.allclose(t2t_table[:, j], inter[:, c]) for c in range(d))]
 assert same_cols == [0, d // 2], same_cols                      # only sin and cos of pair 0 coincide
 torch.testing.assert_close(concat, inter[:, perm])             # while the paper's own layouts differ by a permutation
-print(f"d = {d}: ω_1 paper {float(paper_omega[1]):.4f} vs t2t/fairseq {float(t2t_omega[1]):.4f}; "
-      f"slowest wavelength paper {2 * math.pi / float(paper_omega[-1]):.0f} vs t2t {2 * math.pi / float(t2t_omega[-1]):.0f}")
+print(f"d = {d}: ω_1 paper {float(paper_omega[1]):.4f} vs t2t/fairseq {float(t2t_omega[1]):.4f}")
+print(f"slowest wavelength paper {2 * math.pi / float(paper_omega[-1]):.0f} vs t2t {2 * math.pi / float(t2t_omega[-1]):.0f}")
 print("t2t columns found in the paper's table:", same_cols, "(pair 0 only)")
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* fairseq also numbers positions from `padding_idx + 1` (the row of `padding_idx` is zero), so its
+# first token gets the row of position 2 when `padding_idx = 1`.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 3.2 · Undo the layout change (★★☆ medium · ~10 min)
@@ -303,12 +324,6 @@ def concatenated_to_interleaved(dim: int) -> torch.Tensor:
 # %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_concatenated_to_interleaved(concatenated_to_interleaved)
 
-
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# > **Misconception:** "interleaved and concatenated are two different encodings". They carry exactly the same
-# > information; the first linear layer can learn either. What does matter: a *pretrained* model's weights are
-# > tied to the layout it was trained with. Feed it the other layout without permuting the weights and it
-# > silently breaks. (Notebook 06 meets the same choice for RoPE: interleaved pairs vs the "half" split.)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 6 · Numerical precision (数值精度): float32 angles, bf16 positions
@@ -339,8 +354,8 @@ seed_table = sinusoidal_position_embedding(4096, 64)
 assert torch.equal(seed_table, seed_sinusoidal(4096, 64)), "pe_helpers keeps the seed's recipe as seed_sinusoidal"
 some = torch.tensor([0, 1, 255, 4095])
 assert torch.equal(seed_sinusoidal_rows(some, 64), seed_table[some]), "same float32 operations, row by row"
-print("the seed's recipe, rebuilt row by row, matches bit for bit: we can evaluate it at position 1e6",
-      "without a 1e6-row table")
+print("the seed's recipe, rebuilt row by row, matches bit for bit:")
+print("we can evaluate it at position 1e6 without a 1e6-row table")
 
 # %% slideshow={"slide_type": "skip"}
 d = 64
@@ -367,10 +382,12 @@ for p in (10000, 100000, 1000000):
           f"{at[p]:.0e}, pe_helpers error < 1e-6")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **bf16.** Many models run in bfloat16, which keeps only 8 significant bits: every integer up to 256 is exact,
-# but 257 is not (it rounds to 256); between 256 and 512 only even numbers exist, then multiples of 4, ….
-# So a bf16 `position` tensor cannot even hold most positions above 256, before any sine is taken:
-# compute positions and angles in float32 or, better, float64.
+# **bf16.** Many models run in bfloat16, which keeps only 8 significant bits:
+# - every integer up to 256 is exact, but 257 is not (it rounds to 256);
+# - between 256 and 512 only even numbers exist, then multiples of 4, …;
+# - so a bf16 `position` tensor cannot even hold most positions above 256, before any sine is taken.
+#
+# Compute positions and angles in float32 or, better, float64.
 
 # %% slideshow={"slide_type": "-"}
 assert first_unrepresentable_integer(torch.bfloat16) == 257
@@ -378,21 +395,28 @@ positions = torch.arange(4096, dtype=torch.float64)
 exact = positions.to(torch.bfloat16).double() == positions
 assert bool(exact[:257].all()) and not bool(exact[257])
 assert float(torch.tensor(257.0).bfloat16()) == 256.0
-print(f"bf16 stores every position 0..256 exactly; 257 becomes {float(torch.tensor(257.0).bfloat16()):.0f}; "
-      f"of positions 257..4095 only {int(exact[257:].sum())} of {4096 - 257} are exact")
+rounded = [int(v) for v in torch.arange(257.0, 265.0).bfloat16().float().tolist()]
+assert rounded == [256, 258, 260, 260, 260, 262, 264, 264]
+print(f"bf16 stores every position 0..256 exactly; 257 becomes {float(torch.tensor(257.0).bfloat16()):.0f}")
+print(f"of positions 257..4095 only {int(exact[257:].sum())} of {4096 - 257} are exact")
+print("positions 257..264 in bf16:", rounded)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 3.3 · How many columns tell every position apart? (★★★ hard · ~15 min)
 #
 # **重要度 (importance) ●●○** · **Learning goal:** see the table as a counter: each pair is a "digit" that turns at its own speed,
-# and slower digits separate positions the fast ones confuse. *Why it matters:* it is why
-# a *few* geometric frequencies can label many positions, and why precision limits that.
+# and slower digits separate positions the fast ones confuse.
 #
-# Suppose the model could read each entry only to `decimals` decimal places. Write
-# `smallest_distinct_dim(n_positions, decimals)` returning the smallest model dimension $d$ for which
-# the rows $PE(0), \dots, PE(n_{\text{positions}} - 1)$ of `sinusoidal(n_positions, d)`, rounded with
-# `.round(decimals=decimals)`, are all different. Predict first: with `decimals=0` every entry becomes
-# −1, 0 or 1; how many pairs should 16 positions need? Then let the code decide.
+# Suppose each entry can be read only to `decimals` decimal places. Write
+# `smallest_distinct_dim(n_positions, decimals)` returning the smallest $d$ for which the rows
+# $PE(0), \dots, PE(n_{\text{positions}} - 1)$ of `sinusoidal(n_positions, d)`, rounded with
+# `.round(decimals=decimals)`, are all different. Predict first: how many pairs do 16 positions need with
+# `decimals=0`?
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Why it matters: it is why a *few* geometric frequencies can label many positions, and why
+# precision limits that. A hint for the prediction: with `decimals=0` every entry becomes −1, 0 or 1. Collect the
+# room's guesses, then let the code decide.
 
 # %% slideshow={"slide_type": "skip"}
 from pe_helpers.checks import check_smallest_distinct_dim
@@ -447,9 +471,16 @@ print("d = 8: PE(0) ->", (rows8[0] + 0.0).tolist(), " PE(6) ->", (rows8[6] + 0.0
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## References
 #
-# - [seed] 《绝对位置编码》 ("Absolute positional encoding", 2025-05-12), the syllabus; section numbers §1–§5 refer to it. Used here: §3.1–3.3, and its code (section 6), quoted verbatim.
-# - [1] Vaswani et al. 2017, *Attention Is All You Need*, arXiv:1706.03762: §3.5, $PE(pos,2i) = \sin(pos/10000^{2i/d_{model}})$, "the wavelengths form a geometric progression from $2\pi$ to $10000\cdot2\pi$".
+# - [seed] 《绝对位置编码》 ("Absolute positional encoding", 2025-05-12), the syllabus. Used here: §3.1–3.3, and its code (section 6).
+# - [1] Vaswani et al. 2017, *Attention Is All You Need*, arXiv:1706.03762: §3.5, the formula and "the wavelengths form a geometric progression from $2\pi$ to $10000\cdot2\pi$".
 # - [6] d2l.ai §11.6, *Self-Attention and Positional Encoding*: the binary-representation analogy (section 3).
 # - [7] The Annotated Transformer: the reference implementation the interleaved layout follows.
-# - [8] tensor2tensor, `tensor2tensor/layers/common_attention.py`, `get_timing_signal_1d`; fairseq, `fairseq/modules/sinusoidal_positional_embedding.py`, `SinusoidalPositionalEmbedding.get_embedding` and `fairseq/utils.py`, `make_positions` (section 5: their frequency schedule and first position, read from the code).
-# - No published number is quoted: every number above is computed in this notebook.
+# - [8] tensor2tensor's `get_timing_signal_1d`; fairseq's `SinusoidalPositionalEmbedding` and `make_positions` (section 5).
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Where to look.* [seed]: section numbers §1–§5 refer to it; section 6 quotes its code verbatim. [1] §3.5 writes
+# the formula as $PE(pos,2i) = \sin(pos/10000^{2i/d_{model}})$. [8] The code read for section 5's frequency
+# schedule and first position: tensor2tensor, `tensor2tensor/layers/common_attention.py`, `get_timing_signal_1d`;
+# fairseq, `fairseq/modules/sinusoidal_positional_embedding.py`, `SinusoidalPositionalEmbedding.get_embedding`,
+# and `fairseq/utils.py`, `make_positions`. No published number is quoted: every number above is computed in this
+# notebook.

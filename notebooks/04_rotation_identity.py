@@ -11,13 +11,16 @@
 #
 # The sinusoidal encoding is *absolute*: each position gets its own vector. Yet the seed (§3.4) points out a
 # hidden relative structure: the encoding of `pos + k` is a fixed linear function of the encoding of `pos`,
-# and that function, a rotation, depends only on `k`. This is the intuition RoPE builds on.
+# and that function, a rotation, depends only on `k`.
 #
 # **You will be able to**
 # - see each (sin, cos) pair as a point on the unit circle (单位圆) that turns by $\omega_i$ per position;
-# - build the rotation $R(k)$ with $PE(pos + k) = R(k)\,PE(pos)$, and check that it is orthogonal and that
-#   $R(a)R(b) = R(a+b)$ (exercises 4.1 and 4.2);
+# - build the rotation $R(k)$ with $PE(pos + k) = R(k)\,PE(pos)$ and check its properties (exercises 4.1 and 4.2);
 # - show that $PE(p)\cdot PE(p+k)$ depends only on the distance $|k|$, not on the direction, and decays only roughly.
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* This relative structure is the intuition RoPE builds on (notebook 06). The properties of $R(k)$
+# checked in section 2: it is orthogonal, and $R(a)R(b) = R(a+b)$.
 
 # %% slideshow={"slide_type": "skip"}
 # %matplotlib inline
@@ -52,20 +55,20 @@ torch.testing.assert_close(step, inverse_frequencies(d).expand_as(step))
 print("sin² + cos² = 1, and each step turns pair i by ω_i:",
       [round(w, 4) for w in inverse_frequencies(d)[:4].tolist()], "… rad")
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# **See it.** The app shows pair `i` at `pos` (blue) and at `pos + k` (orange), the grey positions in between,
-# and the angle $k\,\omega_i$ between them (green arc). On the right, the 2×2 block of $R(k)$ for this pair,
-# and the check that it moves one point onto the other.
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# **See it.** The app on the next slide shows pair `i` at `pos` (blue) and at `pos + k` (orange), and the angle
+# $k\,\omega_i$ between them (green arc); on the right, the 2×2 block of $R(k)$ for this pair.
 #
-# **Try it.** Keep `k` fixed and move `pos`: the whole picture turns, but the angle between the two points,
-# and the block, stay the same. Then raise `pair i`: the angle shrinks ($\omega_i$ is smaller).
+# **Try it.** Keep `k` fixed and move `pos`: the picture turns, the angle and the block stay. Then raise
+# `pair i`: the angle shrinks ($\omega_i$ is smaller).
 
 # %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 phasor_app()
 
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
 # *Speaker notes.* Move `pos` with `k` fixed: the picture turns, the angle $k\omega_i$ and the 2×2 block stay.
-# Raise `pair i`: the angle shrinks.
+# Raise `pair i`: the angle shrinks. The grey dots are the positions in between; under the block, the app checks
+# that it moves one point onto the other.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2 · $PE(pos+k) = R(k)\,PE(pos)$: a rotation that depends only on $k$ (旋转矩阵)
@@ -79,14 +82,16 @@ phasor_app()
 # \begin{bmatrix}\sin(pos\,\omega_i)\\ \cos(pos\,\omega_i)\end{bmatrix},
 # \qquad R(k) = \operatorname{diag}\big(B_0(k), \dots, B_{d/2-1}(k)\big).$$
 #
-# $R(k)$ contains $k$ and the frequencies, never `pos`. `pe_helpers.shift_matrix(k, d)` builds it: block-diagonal
-# in the interleaved layout, the same entries on four diagonals in the concatenated one.
-#
-# This is the property Vaswani et al. (2017, §3.5) chose the encoding for: "We chose this function because we
-# hypothesized it would allow the model to easily learn to attend by relative positions, since for any fixed offset
-# $k$, $PE_{pos+k}$ can be represented as a linear function of $PE_{pos}$." The cell below checks the second half of
-# that sentence, the linear function. The first half was a *hypothesis*: that a model actually learns to attend by
-# relative position is not proved here (section 3 shows what the raw dot product keeps; notebook 05 trains models).
+# $R(k)$ contains $k$ and the frequencies, never `pos`. `pe_helpers.shift_matrix(k, d)` builds it.
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# > **Misconception:** "why is $PE(pos+k)$ a *linear* function of $PE(pos)$, when sin is not linear?" The
+# > non-linear step, taking sin and cos, happened once, when $PE(pos)$ was made. Shifting an angle that is already
+# > stored as (sin, cos) is a rotation, and a rotation is linear. What is *not* true: $PE$ is not a linear function
+# > of `pos` itself, and $R(k)$ is not "$k$ times" anything.
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* This is the most asked question about this encoding: let the room answer it before the box appears.
 
 # %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 fig, (ax_inter, ax_concat) = static_figure(1, 2, height=3.8)
@@ -95,9 +100,16 @@ draw_shift_matrix(ax_concat, 5, 16, layout="concatenated")
 fig
 
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
-# *Speaker notes.* Derive the block from the two angle-addition formulas on the board before showing it.
+# *Speaker notes.* Derive the block from the two angle-addition formulas on the board before showing it. The
+# figure: block-diagonal in the interleaved layout, the same entries on four diagonals in the concatenated one.
 
-# %% slideshow={"slide_type": "skip"}
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# **Why Vaswani et al. (2017, §3.5) chose this encoding:** "We chose this function because we hypothesized it would
+# allow the model to easily learn to attend by relative positions, since for any fixed offset $k$, $PE_{pos+k}$ can
+# be represented as a linear function of $PE_{pos}$." The cell checks the second half, the linear function. The
+# first half was a *hypothesis*: that a model actually learns to attend by relative position is not proved here.
+
+# %% slideshow={"slide_type": "-"}
 d = 16
 R = shift_matrix(5, d)
 blocks = torch.block_diag(*[torch.ones(2, 2)] * (d // 2)).bool()
@@ -112,7 +124,10 @@ for k in range(-60, 61, 3):  # negative k too: moving backwards
     checked += stop - start
 print(f"PE(pos + k) = R(k) PE(pos) for {checked} (pos, k) pairs, k from -60 to 60, pos < 600, d = {d}")
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Section 3 shows what the raw dot product keeps; notebook 05 trains models.
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # **Claim.** $R(k)$ is a rotation: orthogonal, $R(k)^\top R(k) = I$ with determinant 1, so it keeps lengths
 # ($\lVert PE(pos)\rVert^2 = d/2$ for every pos). Shifts compose: $R(a)R(b) = R(a+b)$, and going back is the
 # transpose, $R(-k) = R(k)^{-1} = R(k)^\top$.
@@ -135,8 +150,10 @@ print("R(k)ᵀR(k) = I, det R(k) = 1, R(-k) = R(k)ᵀ, R(a)R(b) = R(a+b); |PE(po
 #
 # **重要度 (importance) ●●●** · **Learning goal:** derive the 2×2 rotation from the angle-addition formulas, in the order (sin, cos) the table stores.
 #
-# Write `rotation_block(k, omega)` returning the 2×2 tensor $B$ with
-# $[\sin((p+k)\omega), \cos((p+k)\omega)]^\top = B\,[\sin(p\,\omega), \cos(p\,\omega)]^\top$ for every $p$.
+# Write `rotation_block(k, omega)` returning the 2×2 tensor $B$ with, for every $p$,
+#
+# $$\begin{bmatrix}\sin((p+k)\omega)\\ \cos((p+k)\omega)\end{bmatrix} = B\,\begin{bmatrix}\sin(p\,\omega)\\ \cos(p\,\omega)\end{bmatrix}.$$
+#
 # Derive it from the two angle-addition formulas above; watch the order (sin first, then cos) and the signs.
 
 # %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="4.1" tags=["solution"]
@@ -178,12 +195,6 @@ result = check_rotation_block(textbook_block, quiet=True)
 assert not result and result.mistake == "transposed"
 print(f"textbook matrix · PE_i({pos:g}) = PE_i({pos - k:g}); the checker names it {result.mistake!r}")
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# > **Misconception:** "why is $PE(pos+k)$ a *linear* function of $PE(pos)$, when sin is not linear?" (the most
-# > asked question about this encoding). The non-linear step, taking sin and cos, happened once, when $PE(pos)$
-# > was made. Shifting an angle that is already stored as (sin, cos) is a rotation, and a rotation is linear.
-# > What is *not* true: $PE$ is not a linear function of `pos` itself, and $R(k)$ is not "$k$ times" anything.
-
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 4.2 · Build the whole R(k) (★★☆ medium · ~10 min)
 #
@@ -191,7 +202,11 @@ print(f"textbook matrix · PE_i({pos:g}) = PE_i({pos - k:g}); the checker names 
 #
 # Write `my_shift_matrix(k, dim)` returning the `[dim, dim]` matrix with $PE(pos+k) = R(k)\,PE(pos)$ for the
 # interleaved layout and base 10000 (compare with `shift_matrix`, but do not call it). One 2×2 block per pair
-# $i$, with $\omega_i = 10000^{-2i/d}$, placed at rows and columns $2i, 2i+1$. Hint: `torch.block_diag`.
+# $i$, placed at rows and columns $2i, 2i+1$:
+#
+# $$R(k) = \operatorname{diag}\big(B_0(k), \dots, B_{d/2-1}(k)\big),\qquad \omega_i = 10000^{-2i/d}.$$
+#
+# Hint: `torch.block_diag`.
 
 # %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="4.2" tags=["solution"]
 import torch
@@ -257,9 +272,9 @@ for d, base in [(16, 10000.0), (64, 10000.0), (128, 10000.0), (64, 100.0)]:
     assert f[1] > f[0]
     far = pe_dot_product(torch.arange(0, 1001), d, base)
     print(f"d = {d:3d}, base = {base:7.0f}: rises from k = {k} to {k + 1} ({float(f[0]):.3f} -> {float(f[1]):.3f}); "
-          f"over k <= 1000 it ranges from {float(far.min()):.2f} to {d // 2}")
+          f"over k <= 1000: {float(far.min()):.2f} to {d // 2}")
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
+# %% [markdown] slideshow={"slide_type": "fragment"}
 # > **Misconception:** "the dot product of two sinusoidal encodings tells the model which token is earlier".
 # > It cannot: $PE(p)\cdot PE(p+k) = PE(p)\cdot PE(p-k)$. Direction is only available through other projections
 # > (a learned $W_Q W_K^\top$ can break the symmetry), not from the raw similarity.
@@ -269,13 +284,17 @@ for d, base in [(16, 10000.0), (64, 10000.0), (128, 10000.0), (64, 100.0)]:
 # ### Exercise 4.3 · A score that looks k₀ positions ahead (★★★ hard · ~15 min)
 #
 # **重要度 (importance) ●●●** · **Learning goal:** use $PE(q) = R(q-p)\,PE(p)$ to *design* a bilinear score, and see that a matrix
-# between the two encodings can give them the direction the plain dot product lacks. *Why it matters:* this is what a trained $W_QW_K^\top$ can do with sinusoidal positions, and the idea RoPE builds in.
+# between the two encodings can give them the direction the plain dot product lacks.
 #
 # Write `offset_peak_matrix(dim, k0)` returning a $d \times d$ matrix $W$ such that, for every
 # position $p$, the score $PE(p)^\top\,W\,PE(q)$ (rows of `sinusoidal(n, dim)`: `pe[p] @ W @ pe[q]`) is
 # largest at $q = p + k_0$, for positive **and** negative $k_0$. Think first: the plain dot product
 # ($W = I$) peaks at $q = p$; what must $W$ do to $PE(q)$ so that $q = p + k_0$ looks like $q = p$?
 # Which way must it turn?
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Why it matters: this is what a trained $W_QW_K^\top$ can do with sinusoidal positions, and the
+# idea RoPE builds in.
 
 # %% slideshow={"slide_type": "skip"}
 from pe_helpers.checks import check_offset_peak
@@ -295,7 +314,10 @@ def offset_peak_matrix(dim: int, k0: int) -> torch.Tensor:
 assert check_offset_peak(offset_peak_matrix)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **Reveal.** With $W = R(-k_0)$ the score is $PE(p)^\top R(q-p-k_0)\,PE(p) = \sum_i \cos((q - p - k_0)\,\omega_i)$:
+# **Reveal.** With $W = R(-k_0)$ the score is
+#
+# $$PE(p)^\top R(-k_0)\,PE(q) = PE(p)^\top R(q-p-k_0)\,PE(p) = \sum_i \cos((q - p - k_0)\,\omega_i):$$
+#
 # section 3's curve, moved to peak at $k_0$. It is no longer symmetric in $\pm k$: this $W$ tells
 # "$k_0$ ahead" from "$k_0$ behind", which the raw dot product cannot.
 
@@ -311,6 +333,9 @@ assert int(offsets[curve.argmax()]) == k0_demo
 ahead, behind = float(curve[offsets == k0_demo]), float(curve[offsets == -k0_demo])
 assert ahead - behind > 1.0, (ahead, behind)
 print(f"W = R(-{k0_demo}): score {ahead:.2f} at q - p = +{k0_demo}, {behind:.2f} at -{k0_demo}: direction is visible")
+shown = [-14, -7, 0, 7, 14]
+print("q - p:", "".join(f"{o:+8d}" for o in shown))
+print("score:", "".join(f"{float(curve[offsets == o]):8.2f}" for o in shown))
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4 · Toward RoPE (notebook 06)

@@ -9,31 +9,34 @@
 # %% [markdown] slideshow={"slide_type": "slide"}
 # # 05 · The limits of absolute positional encoding (绝对位置编码的局限)
 #
-# Notebooks 02–04 built absolute encodings, learned and sinusoidal, and showed what they can do.
-# This notebook is about what they cannot do. The seed article (《绝对位置编码》, 2025-05-12, §4) names
-# three limits, and we test each one:
+# Notebooks 02–04 built absolute encodings, learned and sinusoidal, and showed what they can do. This notebook
+# tests the three limits the seed article (《绝对位置编码》, §4) names:
 #
 # 1. **Additive mixing** (加法混合): $\tilde x_i = x_i + p_i$ puts content and position in *one* vector;
 # 2. **Relative distance is only implicit** (相对距离): a table says "position 7", never "3 apart";
 # 3. **Length extrapolation** (长度外推): *being able to compute an encoding for a longer position is
-#    not the same as a model that has learned to use it* (能为更长位置生成编码，不等于模型学会了如何使用更长位置).
-#
-# For §3 we run a real experiment: tiny causal Transformers trained on sequences of size up to $L$ and
-# tested up to $4L$, with eight position schemes and two tasks. The numbers you see first are the
-# package's *reference* (five seeds per scheme and task, trained once, shipped with the package); then
-# one seed is trained live, on this CPU, and drawn over them.
+#    not the same as a model that has learned to use it*.
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* The seed article is 《绝对位置编码》 (2025-05-12); the third limit in its own words:
+# 能为更长位置生成编码，不等于模型学会了如何使用更长位置. For §3 we run a real experiment: tiny causal Transformers
+# trained on sequences of size up to $L$ and tested up to $4L$, with nine position schemes and two tasks. The numbers
+# shown first are the package's *reference* (five seeds per scheme and task, trained once, shipped with the package);
+# then one seed is trained live, on this CPU, and drawn over them.
 
 # %% slideshow={"slide_type": "-"}
 # %matplotlib inline
+import textwrap
+
 import torch
 from IPython import get_ipython
-from IPython.display import display
+from IPython.display import Markdown, display
 
 from pe_helpers import PositionOutOfRangeError, SelfAttention, sinusoidal
 from pe_helpers import extrapolation as lab
 from pe_helpers.apps import extrapolation_app
 from pe_helpers.apps.extrapolation import TrainNow
-from pe_helpers.checks import check_copy_loss_mask, check_extrapolation_prediction, expect_error
+from pe_helpers.checks import check_copy_loss_mask, check_extrapolation_prediction
 from pe_helpers.figures.extrapolation import accuracy_figure, attention_maps_figure
 
 _ = torch.manual_seed(0)
@@ -64,7 +67,7 @@ print(f"|x_a - x_b| = {(tokens[a] - x_b).norm():.2f}   (different tokens)")
 print(f"|p_5 - p_40| = {(pe[i] - pe[j]).norm():.2f}   (different positions)")
 print("the two sums agree to float32 rounding:", bool(torch.allclose(sum_1, sum_2, atol=1e-5)))
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
+# %% [markdown] slideshow={"slide_type": "-"}
 # **Check it**: the next layer's queries, keys and values are identical for both, while the two pairs
 # are far apart as pairs. Concatenation $[x; p]$ (a different design) would keep them apart.
 
@@ -78,6 +81,11 @@ assert (tokens[a] - x_b).norm() > 1 and (pe[i] - pe[j]).norm() > 1, "the pairs r
 concat_gap = (torch.cat([tokens[a], pe[i]]) - torch.cat([x_b, pe[j]])).norm()
 assert concat_gap > 1, "concatenation keeps content and position in separate coordinates"
 print(f"with concatenation [x; p] the two inputs would be {concat_gap:.2f} apart")
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# **Try it**: pick other `a, i, j`. The collision works for every choice, because the construction only
+# uses vector addition. In a trained model exact collisions are unlikely, but the point stands: only
+# the *learned weights* can keep content and position in separate directions; the architecture does not.
 
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -95,7 +103,6 @@ print(f"with concatenation [x; p] the two inputs would be {concat_gap:.2f} apart
 # **before** the projections the position·position term depends only on $j - i$ (the matrix
 # $PE\,PE^\top$ is *Toeplitz*: constant along every diagonal). **After** $M$ it generally does not: a
 # random $W_QW_K^\top$ mixes the pairs, and $PE(i)^\top M\,PE(j)$ then depends on $i$ and $j$ separately.
-# `pe_helpers.mixing` computes the four terms (and asserts that they sum to the score).
 
 # %% slideshow={"slide_type": "-"}
 from pe_helpers.apps import mixing_app
@@ -117,8 +124,11 @@ assert toeplitz_before < 1e-6, toeplitz_before      # PE·PEᵀ: a function of j
 assert toeplitz_after > 0.3, toeplitz_after         # PE·M·PEᵀ: not (random M)
 print(f"position·position term, spread along a diagonal / its largest value: before W_Q W_Kᵀ {toeplitz_before:.0e}, "
       f"after {toeplitz_after:.2f}")
-print("share of the score (Frobenius norms), after the projections:",
-      ", ".join(f"{k} {100 * v:.0f} %" for k, v in after.shares().items()))
+print("share of the score (Frobenius norms), after the projections:")
+print("   ", ", ".join(f"{k} {100 * v:.0f} %" for k, v in after.shares().items()))
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# `pe_helpers.mixing` computes the four terms (and asserts that they sum to the score).
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **See it**: one symmetric colour scale for all four terms (white is 0). Content·position varies
@@ -142,12 +152,15 @@ assert mixing.toeplitz_deviation(additive_scores) > 0.1
 print(f"same q, k at every position: RoPE spread {mixing.toeplitz_deviation(rope_scores):.0e} (Toeplitz); "
       f"added p, projected: {mixing.toeplitz_deviation(additive_scores):.2f}")
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# **On trained weights.** The lab's models (sections 3 and 4) come from the shipped reference; for this section
-# a smaller sinusoidal copy model, trained here (copy lengths 1..8, 300 steps, $d = 32$, about 2 s), is enough to read off a trained $W_QW_K^\top$
-# (first layer; its LayerNorm's centring and gain folded in, its per-token scale left out). Training
-# does not make the position·position term relative either: `mixing.relative_part(M)` is the part of
+# %% [markdown] slideshow={"slide_type": "-"}
+# **On trained weights.** A small sinusoidal copy model, trained here in about 2 s, gives a trained $W_QW_K^\top$.
+# Training does not make the position·position term relative either: `mixing.relative_part(M)` is the part of
 # $M$ that would (one scaled rotation per frequency pair, see Exercise 5.3).
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* The lab's models (sections 3 and 4) come from the shipped reference; for this section a smaller
+# sinusoidal copy model (copy lengths 1..8, 300 steps, $d = 32$) is enough. $M$ is read off its first layer, with
+# that layer's LayerNorm centring and gain folded in and its per-token scale left out.
 
 # %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 trained_mix = mixing.trained_mixing_model()
@@ -164,8 +177,8 @@ M_random = (w_q @ w_k.T)
 rel_random = float(mixing.relative_part(M_random).norm() / M_random.norm())
 assert 0.5 < rel_random / (1 / d) ** 0.5 < 1.5, rel_random   # d of the d² directions of M
 for h, shares, spread_t, rel_t in rows:
-    print(f"trained head {h}: " + ", ".join(f"{k} {100 * v:.0f} %" for k, v in shares.items())
-          + f"; p·p spread {spread_t:.2f}; relative part of M: {100 * rel_t:.0f} % of its norm")
+    print(f"trained head {h}: " + ", ".join(f"{k} {100 * v:.0f} %" for k, v in shares.items()))
+    print(f"    p·p spread {spread_t:.2f}; relative part of M: {100 * rel_t:.0f} % of its norm")
 print(f"random head: relative part of M: {100 * rel_random:.0f} % (a random d × d matrix: about √(1/d) = "
       f"{100 * (1 / d) ** 0.5:.0f} %)")
 print(f"content/position norm ratio in the trained model (no √d scaling): "
@@ -181,18 +194,21 @@ mixing_app()
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ### How large is content against position? (√d scaling and dropout)
 #
-# Vaswani et al. (2017, arXiv:1706.03762) §3.4: "In the embedding layers, we multiply those weights by
-# $\sqrt{d_{model}}$"; §5.4: "we apply dropout to the sums of the embeddings and the positional encodings"
-# ($P_{drop} = 0.1$ for the base model). The Annotated Transformer (Rush, 2018; Huang et al., 2022) codes
-# both: `Embeddings.forward` returns `self.lut(x) * math.sqrt(self.d_model)`, and
-# `PositionalEncoding.forward` returns `self.dropout(x + pe)`. Every row of $PE$ has norm
-# $\sqrt{d/2}$ (one $\sin^2 + \cos^2 = 1$ per pair). How large the scaled token vector is depends on
-# how the table is initialised: PyTorch's `nn.Embedding` draws $\mathcal N(0, 1)$ (norm $\approx\sqrt d$,
-# so $\sqrt d$ scaling makes content $\approx\sqrt{2d} = 32$ times position at $d = 512$), while the Annotated
-# Transformer's `make_model` re-initialises every matrix with Glorot (Xavier) uniform, variance
-# $2/(V+d)$: with the paper's shared vocabulary of about 37000 tokens (§5.1), content is *smaller* than
-# position at initialisation, about $2\sqrt{d/(V+d)} \approx 0.23$ (and about 2 on the Annotated
-# Transformer's own toy copy task, $V = 11$).
+# Vaswani et al. (2017) §3.4: "In the embedding layers, we multiply those weights by $\sqrt{d_{model}}$".
+# Every row of $PE$ has norm $\sqrt{d/2}$; how large the scaled token vector is depends on the initialisation:
+#
+# * PyTorch's `nn.Embedding` draws $\mathcal N(0, 1)$: content $\approx\sqrt{2d} = 32$ times position at $d = 512$;
+# * Glorot (Xavier) uniform, as the Annotated Transformer does, with the paper's vocabulary of about 37000 tokens:
+#   content is *smaller* than position, about $2\sqrt{d/(V+d)} \approx 0.23$ (about 2 for a toy $V = 11$).
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Vaswani et al. (2017) is arXiv:1706.03762. The Annotated Transformer (Rush, 2018; Huang et al.,
+# 2022) codes the scaling: `Embeddings.forward` returns `self.lut(x) * math.sqrt(self.d_model)`. The norm of a
+# $PE$ row is $\sqrt{d/2}$ because each frequency pair contributes $\sin^2 + \cos^2 = 1$. An $\mathcal N(0, 1)$
+# row has norm $\approx\sqrt d$, so after the $\sqrt d$ scaling it is $\approx\sqrt{2d}$ times a $PE$ row. The
+# Annotated Transformer's `make_model` re-initialises every matrix with Glorot (Xavier) uniform, variance $2/(V+d)$;
+# the paper's shared vocabulary has about 37000 tokens (§5.1), and $V = 11$ is the Annotated Transformer's own toy
+# copy task.
 
 # %% slideshow={"slide_type": "-"}
 ratios = {}
@@ -207,9 +223,13 @@ unscaled, _ = mixing.embedding_norm_ratio(512, 37000, init="xavier", scale=False
 print(f"without the √d factor (Xavier, V = 37000) it would be {unscaled:.3f}: position would drown the tokens")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# Dropout acts on the **sum**: one mask zeroes the same coordinates of content and position, and scales
-# the rest by $1/(1 - P_{drop})$. It cannot drop one and keep the other; the four-term split of the
-# dropped vector is the split of the dropped parts.
+# ### Dropout acts on the sum
+#
+# Vaswani et al. §5.4: "we apply dropout to the sums of the embeddings and the positional encodings"
+# ($P_{drop} = 0.1$ for the base model); the Annotated Transformer's `PositionalEncoding.forward` returns
+# `self.dropout(x + pe)`. One mask zeroes the same coordinates of content and position, and scales the rest by
+# $1/(1 - P_{drop})$. It cannot drop one and keep the other; the four-term split of the dropped vector is the
+# split of the dropped parts.
 
 # %% slideshow={"slide_type": "-"}
 drop = torch.nn.Dropout(p=0.1)
@@ -220,21 +240,24 @@ torch.manual_seed(5); dropped_p = drop(p_d)
 torch.testing.assert_close(dropped_sum, dropped_x + dropped_p)          # the same mask on both
 zeroed = dropped_sum == 0
 assert bool((dropped_x[zeroed] == 0).all() and (dropped_p[zeroed] == 0).all())
-print(f"dropout(x + p) = dropout(x) + dropout(p) with one mask; {int(zeroed.sum())} of {zeroed.numel()} "
-      "coordinates dropped from both")
+print("dropout(x + p) = dropout(x) + dropout(p): one mask for both")
+print(f"{int(zeroed.sum())} of {zeroed.numel()} coordinates dropped from both")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 5.3 · Keep only the relative part of W_Q W_Kᵀ (★★★ hard · ~20 min)
 #
 # **重要度 (importance) ●●●** · **Learning goal:** say *which* term of the expansion can carry relative position, and what a
-# projection must look like for it to do so; this is what RoPE gets for free. *Why it matters:* it is the mechanism behind seed §4.2, "relative distance is only implicit".
+# projection must look like for it to do so; this is what RoPE gets for free.
 #
 # Write `relative_only(m)`: given any $d \times d$ matrix $m$ (as $W_QW_K^\top$), return the matrix $M'$
 # **closest** to $m$ (Frobenius norm) for which the position·position term $PE(i)^\top M'\,PE(j)$ of the
-# interleaved sinusoidal table depends only on $j - i$. Think first: $PE(j) = R(j - i)\,PE(i)$ with $R$
-# block-diagonal over the pairs. Which entries of $m$ connect two different frequencies, and what does
-# that do to the term? Inside one $2\times 2$ block, which matrices give the same value for every
-# rotation angle? Check your answer against `mixing.toeplitz_deviation`.
+# interleaved sinusoidal table depends only on $j - i$. Check your answer against `mixing.toeplitz_deviation`.
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Why it matters:* it is the mechanism behind seed §4.2, "relative distance is only implicit". *Hints.* Think
+# first: $PE(j) = R(j - i)\,PE(i)$ with $R$ block-diagonal over the pairs. Which entries of $m$ connect two
+# different frequencies, and what does that do to the term? Inside one $2\times 2$ block, which matrices give the
+# same value for every rotation angle?
 
 # %% slideshow={"slide_type": "skip"}
 from pe_helpers.checks import check_relative_part
@@ -263,49 +286,57 @@ assert check_relative_part(relative_only)
 # random or trained $W_QW_K^\top$ keeps only a small part of it (the percentages above), and the cross
 # terms stay absolute whatever $M$ is. RoPE moves the rotation past the projections instead.
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# **Try it**: pick other `a, i, j`. The collision works for every choice, because the construction only
-# uses vector addition. In a trained model exact collisions are unlikely, but the point stands: only
-# the *learned weights* can keep content and position in separate directions; the architecture does not.
-#
+# %% [markdown] slideshow={"slide_type": "-"}
 # > **Misconception:** "the model dimension is large, so adding position to content loses nothing".
 # > A sum cannot be undone in general. With $x+p$ the network has to *learn* to pull content and position
-# > apart, and every projection $W_Q, W_K, W_V$ receives both (notebook 02). RoPE (notebook 06) avoids the
-# > sum altogether: it rotates $q$ and $k$ instead of adding to $x$.
+# > apart, and every projection $W_Q, W_K, W_V$ receives both (notebook 02).
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# RoPE (notebook 06) avoids the sum altogether: it rotates $q$ and $k$ instead of adding to $x$.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2 · The extrapolation lab: train short, test long
 #
-# **Two tasks**, both starting with a beginning-of-sequence token `BOS` that every scheme sees (notebook 01: with
-# `BOS` and a causal mask, a model without any encoding can still count), both of *size* $n$ occupying input
-# positions $0..2n$:
+# **Two tasks** of *size* $n$, on input positions $0..2n$, both starting with `BOS` (with `BOS` and a causal
+# mask a model without any encoding can still count, notebook 01):
 #
 # | task | input | output at position $t$ | offset it needs |
 # |---|---|---|---|
 # | **copy** | `BOS x1..xn SEP x1..xn` | the next token (scored on the copied half) | $n$: it **grows** with the size |
 # | **look-back** | `BOS x1..x2n` | the token 3 places back (`BOS` if none) | 3: **fixed** and short |
 #
-# Why two? Copy confounds two causes of failure. Past $L$ a copy model meets absolute positions it never saw
+# **Why two?** Past $L$ a copy model meets unseen absolute positions *and* unseen offsets; on look-back the offset
+# is always 3, so only the positions are new.
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Copy confounds two causes of failure. Past $L$ a copy model meets absolute positions it never saw
 # *and* look-back offsets it never saw, so a relative scheme fails there too and the experiment cannot say which
 # cause broke it. Look-back removes the second cause: its offset is always 3, so a scheme that sees offsets meets
 # nothing new at a longer size, while an absolute scheme still meets unseen positions.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Nine schemes
 #
-# **Nine schemes**, each a small causal Transformer (2 layers, 4 heads, $d = 32$), trained for 700 steps on
-# sizes $n = 1..L$ ($L = 8$) and tested on $n = 1..4L$:
+# Each a small causal Transformer (2 layers, 4 heads, $d = 32$), trained for 700 steps on sizes $n = 1..L$
+# ($L = 8$), tested on $n = 1..4L$:
 #
 # | name | position scheme |
 # |---|---|
-# | `none` | nothing added (NoPE): only the causal mask and `BOS` give order |
+# | `none` | nothing added (NoPE) |
 # | `learned` | a learned table of exactly $2L + 1$ rows, $\tilde x_i = x_i + p_i$ |
-# | `learned-extended` | the trained `learned` model, table grown with random rows that were never trained |
-# | `sinusoidal` | $\tilde x_i = x_i + PE(i)$, computable at every position |
-# | `rope` | $q_m, k_n$ rotated by their positions, nothing added to $x$ |
-# | `rope-pi` | the trained `rope` model, positions scaled by $L/L'$ past training (position interpolation), no retraining |
-# | `rope-ntk` | the trained `rope` model, base $b' = b\,s^{d/(d-2)}$ with $s = L'/L$ (NTK-aware scaling), no retraining |
-# | `alibi` | nothing added; head $h$ of $H$ adds $-m_h\,\lvert i-j\rvert$ to its scores, $m_h = 2^{-8h/H}$ |
-# | `randomized` | a learned table of $4(2L+1)$ rows; training reads a sorted random subset of them, testing reads $0, 1, 2, ..$ |
-#
-# Before you see any result, make a prediction.
+# | `learned-extended` | the trained `learned` model, its table grown with untrained random rows |
+# | `sinusoidal` | $\tilde x_i = x_i + PE(i)$ |
+# | `rope` | $q_m, k_n$ rotated by their positions |
+# | `rope-pi` | the trained `rope` model, positions scaled by $L/L'$ past training |
+# | `rope-ntk` | the trained `rope` model, base $b' = b\,s^{d/(d-2)}$ with $s = L'/L$ |
+# | `alibi` | head $h$ of $H$ adds $-m_h\,\lvert i-j\rvert$ to its scores, $m_h = 2^{-8h/H}$ |
+# | `randomized` | a learned table of $4(2L+1)$ rows: sorted random subsets in training, $0, 1, 2, ..$ in tests |
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* `none`: only the causal mask and `BOS` give order. `sinusoidal` is computable at every position.
+# `rope` adds nothing to $x$. `rope-pi` is position interpolation and `rope-ntk` NTK-aware scaling, both without
+# retraining; `learned-extended` is not retrained either. `randomized`: training reads a sorted random subset of
+# the $4(2L+1)$ rows, testing reads rows $0, 1, 2, ..$ in order. Before you show any result, ask for a prediction.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 5.1 · Predict the curve before running (★☆☆ easy · ~5 min)
@@ -315,6 +346,10 @@ assert check_relative_part(relative_only)
 # returning your guess of the **copy-task token accuracy at size $2L = 16$** for `none`, `learned`,
 # `sinusoidal` and `rope` (a number between 0 and 1; guessing is $0.1$), or `None` for a model you think cannot
 # run at all. The check (against the shipped reference) accepts a guess within 0.25 and explains misses.
+#
+# | copy accuracy at $n = 2L$ | `none` | `learned` | `sinusoidal` | `rope` |
+# |---|---|---|---|---|
+# | your guess | ? | ? | ? | ? |
 
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
 # *Speaker notes.* Everyone writes down four numbers before anything is shown: the copy accuracy at size $2L$ of
@@ -335,42 +370,85 @@ assert check_extrapolation_prediction(predicted_accuracy_at_2L)
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3 · Length extrapolation (长度外推, seed §4.3): the reference
 #
-# Token accuracy against size, the mean of five seeds as a line and their range as a band, for both tasks.
-# These numbers were trained once (`python -m pe_helpers.cli --reference` regenerates them) and ship with the package.
+# Token accuracy against size, the mean of five seeds as a line and their range as a band. First the absolute
+# schemes against RoPE: `none`, `learned`, `sinusoidal` and `rope` (drawn on top).
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* These numbers were trained once (`python -m pe_helpers.cli --reference` regenerates them) and
+# ship with the package. Reveal the predictions of Exercise 5.1 here: the copy panel at $n = 16$.
 
 # %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
-SHOWN = ("none", "learned", "learned-extended", "sinusoidal", "rope", "rope-pi", "rope-ntk", "alibi", "randomized")
-fig = accuracy_figure(reference, encodings=SHOWN)
-display(fig)
-
-# %% slideshow={"slide_type": "subslide"}
-for task in reference.tasks:
-    print(reference.table(task, [L, 2 * L, 4 * L]), end="\n\n")
+CORE = ("none", "learned", "sinusoidal", "rope")
+REST = ("learned-extended", "rope-pi", "rope-ntk", "alibi", "randomized")
+assert set(CORE + REST) == set(reference.encodings)
+display(accuracy_figure(reference, encodings=CORE, highlight="rope"))
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **What the reference says** (each sentence is asserted in the next cell: a claim "A beats B" must hold by more than
-# twice the seeds' combined standard deviation, `reference.difference(...)`):
+# **The other five schemes**, with `none` and `rope` again for comparison: the extended learned table, RoPE without
+# retraining (position interpolation `rope-pi`, NTK-aware scaling `rope-ntk`), ALiBi and randomized positions.
+
+# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
+display(accuracy_figure(reference, encodings=REST, context=("none", "rope")))
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# **The numbers behind the curves**, at $n = L, 2L, 4L$ (mean ± standard deviation over the five seeds):
+
+# %% slideshow={"slide_type": "-"}
+display(Markdown(reference.table_markdown("copy", [L, 2 * L, 4 * L])))
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# The same on look-back. The learned table has no row past its training positions (`error`): asking for one is an
+# error, not a wrong answer.
+
+# %% slideshow={"slide_type": "-"}
+display(Markdown(reference.table_markdown("lookback", [L, 2 * L, 4 * L])))
+
+# %% slideshow={"slide_type": "-"}
+too_long = lab.eval_batch(L + 1, vocab_size=10).inputs      # size L + 1: 2L + 3 positions
+untrained = lab.init_model("learned", reference.config)      # the same shape as the trained one
+try:
+    untrained(too_long)
+except PositionOutOfRangeError as error:
+    assert f"max_len={2 * L + 1}" in str(error), error
+    print(textwrap.fill(f"{type(error).__name__}: {error}", width=100))
+else:
+    raise AssertionError("a learned table must refuse a position it has no row for")
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# **What the reference says** (each claim is asserted below):
 #
-# 1. **Inside the training sizes** every scheme with a position signal copies almost perfectly
-#    ($\ge 0.97$ over sizes $1..L$); `none` (0.93) and `randomized` (0.86) are lower: in 700 steps the randomized
-#    model has not even learned the training sizes, so this lab is too small to test its claim either way.
-# 2. **Copy, past $L$: every scheme falls**, relative ones included: from $2L+1$ on every scheme has lost at
-#    least 0.45 of its in-distribution accuracy. RoPE does **not** collapse *just* past $L$ (0.79 at
-#    $n = L+1..L+2$, above sinusoidal's 0.59), and ALiBi degrades most gently (0.84 over $L+1..2L$, best of the six
-#    trained schemes): Press et al.'s Figure 1 in miniature (ALiBi extrapolates better than sinusoidal and rotary).
+# 1. **Inside the training sizes** every scheme with a position signal copies almost perfectly ($\ge 0.97$ over
+#    sizes $1..L$); `none` (0.93) and `randomized` (0.86) are lower: in 700 steps the randomized model has not even
+#    learned the training sizes, so this lab cannot test its claim either way.
+# 2. **Copy, past $L$: every scheme falls**, relative ones too: from $2L+1$ on, each has lost at least 0.45
+#    of its in-distribution accuracy. RoPE does **not** collapse *just* past $L$ (0.79 at $n = L+1..L+2$, above
+#    sinusoidal's 0.59); ALiBi degrades most gently (0.84 over $L+1..2L$): Press et al.'s Figure 1 in miniature.
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* "A beats B" must hold by more than twice the seeds' combined standard deviation
+# (`reference.difference(...)`). Claim 2: ALiBi's 0.84 is the best of the six trained schemes; Press et al.'s
+# Figure 1 shows ALiBi extrapolating better than sinusoidal and rotary encodings.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 3. **Look-back, past $L$: RoPE holds, the absolute schemes do not.** With a fixed offset, RoPE stays at 1.00 up
 #    to $2L$ (0.89 over $2L+1..4L$), while sinusoidal and the extended table fall to about 0.72 over $L+1..2L$ and
-#    0.44 over $2L+1..4L$, no better than no encoding at all. So on copy RoPE failed because of the *unseen offsets*; the absolute schemes fail on
-#    both tasks because of the *unseen positions*.
+#    0.44 over $2L+1..4L$, no better than no encoding at all. So on copy RoPE failed because of the *unseen
+#    offsets*; the absolute schemes fail on both tasks because of the *unseen positions*.
 # 4. **ALiBi does not help on look-back**: no better than `none`. Its bias only says "nearer is better"; it cannot
 #    single out "exactly 3 back", which this task needs.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 5. **RoPE without retraining.** Position interpolation squeezes offset 3 into $3L/L'$, an offset never seen:
 #    on look-back it collapses (0.26 over $L+1..2L$), though on copy it helps just past $L$ (0.94 vs 0.79).
-#    Chen et al. (2023) fine-tune briefly after interpolating; we do not. NTK-aware scaling leaves the fast,
-#    short-range frequencies almost unchanged: look-back stays at 0.997 even at $2L+1..4L$, above plain RoPE.
+#    NTK-aware scaling leaves the fast, short-range frequencies almost unchanged: look-back stays at 0.997 even
+#    at $2L+1..4L$, above plain RoPE.
 # 6. **No encoding (NoPE)** extrapolates better than the absolute schemes on copy (0.53 vs 0.39 over $L+1..2L$),
-#    as Kazemnejad et al. (2023) found, but not better than RoPE or ALiBi here, unlike them (they found NoPE ahead
-#    of both); our models are tiny, so only half of their result shows.
+#    as Kazemnejad et al. (2023) found, but not better than RoPE or ALiBi here, unlike them.
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Claim 5: Chen et al. (2023) fine-tune briefly after interpolating; we do not. Claim 6:
+# Kazemnejad et al. found NoPE ahead of both RoPE and ALiBi; our models are tiny, so only half of their result
+# shows.
 
 # %% slideshow={"slide_type": "-"}
 r, far, just_past, past = reference, (2 * L + 1, 4 * L), (L + 1, L + 2), (L + 1, 2 * L)
@@ -405,15 +483,7 @@ assert beats("rope-ntk", "rope", far, "lookback") and r.mean_accuracy("rope-ntk"
 # 6. NoPE: above the absolute schemes on copy past L, below RoPE and ALiBi
 assert beats("none", "sinusoidal", past) and beats("none", "learned-extended", past)
 assert beats("rope", "none", past) and beats("alibi", "none", past)
-
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# The learned table has no row past its training positions: asking for it is an error, not a wrong answer.
-
-# %% slideshow={"slide_type": "-"}
-too_long = lab.eval_batch(L + 1, vocab_size=10).inputs      # size L + 1: 2L + 3 positions
-untrained = lab.init_model("learned", reference.config)      # the same shape as the trained one
-with expect_error(PositionOutOfRangeError, match=f"max_len={2 * L + 1}"):
-    untrained(too_long)
+print("claims 1–6, checked against the reference above: all hold")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4 · One seed, trained live
@@ -432,7 +502,7 @@ panel = TrainNow(reference, encodings=("none", "learned", "rope"), tasks=("lookb
 live = panel.load_reference()    # the shipped weights of seed 0; panel.train() trains them again
 panel
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
 # The accuracies are measured again on the loaded weights, not copied: they must equal the reference's seed-0
 # numbers. After **train now**, run this cell again: on this machine and torch build the retrained seed gives the
 # same numbers too (a looser tolerance covers another CPU or torch build).
@@ -513,6 +583,8 @@ for k in (1, 2, 3):
     assert spread(c_l) > 0.2, "learned: the same offset looks different at each position"
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Offsets, learned position by position
+#
 # On the sinusoidal table every offset has one similarity; on the trained table it changes with the position:
 # the learned model had to learn "look 3 back" separately at every absolute position it saw, and it saw only
 # positions up to $2L$. That is why its table is no help past them, and why a scheme that puts the offset into the
@@ -533,39 +605,20 @@ r2 = lab.position_probe_r2(live.model("none", "lookback"))
 print(f"no-PE model: R^2 of a linear read-out of the position = {r2:.2f}")
 assert r2 > 0.8, "absolute position is linearly recoverable from a model without positional encoding"
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
+# %% [markdown] slideshow={"slide_type": "-"}
 # > **Misconception:** "sinusoidal encodings extrapolate, because they can be computed at any length".
 # > The *vectors* exist at any length; what the model learned about them does not. On look-back the sinusoidal
 # > model falls exactly like the model with no encoding (section 3), while RoPE, whose score sees only offsets, holds.
 
-# %% [markdown] slideshow={"slide_type": "slide"} tags=["slide-dense"]
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## 6 · What the papers report, and what this small lab mirrors
 #
-# * **Vaswani et al. (2017), *Attention Is All You Need*, Table 3, row (E)**: replacing the sinusoidal encoding by
-#   learned positional embeddings gives nearly identical results, BLEU **25.7** (learned) vs **25.8**
-#   (sinusoidal base model) on English–German newstest2013, the development set. The paper tested no lengths;
-#   it chose sinusoids hoping they would let the model extrapolate to longer sequences. *Here*: inside the
-#   training sizes learned and sinusoidal are also within 0.02 of each other (claim 1).
-# * **Press, Smith & Lewis (2022), *Train Short, Test Long* (ALiBi), Figure 1**: language models trained on
-#   WikiText-103 at 512 or 1024 tokens; sinusoidal, rotary and T5-bias models degrade as the input grows, ALiBi does
-#   not. *Here*: claim 2 (copy, ALiBi degrades most gently) and claim 4 (an exact fixed offset is not what its
-#   linear bias gives).
-# * **Kazemnejad et al. (2023), *The Impact of Positional Encoding on Length Generalization in Transformers***:
-#   decoder-only models of about 107M parameters, trained on a battery of reasoning and algorithmic tasks (copy,
-#   reverse, addition, sorting, SCAN, PCFG and more) at lengths up to 20 and tested to 40; NoPE generalises better
-#   than absolute (sinusoidal), rotary, ALiBi and T5-bias encodings. *Here*: claim 6.
-# * **Ruoss et al. (2023), *Randomized Positional Encodings Boost Length Generalization of Transformers***: train
-#   with positions drawn as a sorted random subset of a range longer than the test sequences, test with ordered
-#   positions. *Here*: claim 1: in this budget the randomized model has not learned the training sizes.
-# * **Chen et al. (2023), *Extending Context Window of Large Language Models via Positional Interpolation***:
-#   scale positions by $L/L'$ so a longer input stays inside the trained range, then fine-tune briefly.
-#   *Here*: claim 5, without the fine-tuning.
-# * **NTK-aware scaled RoPE** (bloc97, 2023, a public note, later analysed in the YaRN paper, Peng et al. 2023):
-#   scale the base, $b' = b\,s^{d/(d-2)}$, so the slow frequencies are interpolated and the fast ones kept.
-#   *Here*: claim 5.
-# * **Haviv et al. (2022), *Transformer Language Models without Positional Encodings Still Learn Positional
-#   Information***: causal language models without positional encoding are competitive with encoded ones, and
-#   probes recover absolute position from them. *Here*: the probe above.
+# * **Vaswani et al. (2017), *Attention Is All You Need*, Table 3, row (E)**: learned positional embeddings instead
+#   of the sinusoidal encoding give nearly identical results, BLEU **25.7** (learned) vs **25.8** (sinusoidal) on
+#   newstest2013. *Here*: inside the training sizes learned and sinusoidal are also within 0.02 (claim 1).
+# * **Press, Smith & Lewis (2022), *Train Short, Test Long* (ALiBi), Figure 1**: sinusoidal, rotary and T5-bias
+#   language models degrade as the input grows, ALiBi does not. *Here*: claim 2 (ALiBi degrades most gently on
+#   copy) and claim 4.
 
 # %% slideshow={"slide_type": "-"}
 gap = abs(r.in_distribution("learned") - r.in_distribution("sinusoidal"))
@@ -573,14 +626,49 @@ print(f"learned vs sinusoidal inside the training sizes: {r.in_distribution('lea
       f"{r.in_distribution('sinusoidal'):.3f} (gap {gap:.3f})")
 assert gap <= 0.02, "learned and sinusoidal are close inside the training sizes"
 
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Vaswani et al.: English–German newstest2013 is the development set; the paper tested no lengths,
+# and chose sinusoids hoping they would let the model extrapolate to longer sequences. Press et al.: language
+# models trained on WikiText-103 at 512 or 1024 tokens; claim 4 here: its linear bias cannot give an exact fixed
+# offset.
+
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# Want a longer run, other seeds or another figure? The command line trains the same lab with any settings:
+# * **Kazemnejad et al. (2023)**, positional encoding and length generalisation: decoder-only models trained on
+#   reasoning and algorithmic tasks at lengths up to 20, tested to 40; NoPE generalises better than sinusoidal,
+#   rotary, ALiBi and T5-bias encodings. *Here*: claim 6.
+# * **Haviv et al. (2022)**: language models without positional encoding are competitive, and probes recover
+#   absolute position from them. *Here*: section 5.
+# * **Ruoss et al. (2023)**, randomized positional encodings: train on sorted random subsets of a longer range of
+#   positions. *Here*: claim 1.
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* The titles: Kazemnejad et al., *The Impact of Positional Encoding on Length Generalization in
+# Transformers*; Haviv et al., *Transformer Language Models without Positional Encodings Still Learn Positional
+# Information*; Ruoss et al., *Randomized Positional Encodings Boost Length Generalization of Transformers*.
+# Kazemnejad et al.: decoder-only models of about 107M parameters; the tasks include copy,
+# reverse, addition, sorting, SCAN and PCFG. Haviv et al.: causal language models without positional encoding
+# are competitive with encoded ones. Ruoss et al.: the positions are a sorted random subset of a range longer than
+# the test sequences, and testing uses ordered positions; in this budget the randomized model has not learned the
+# training sizes (claim 1).
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# * **Chen et al. (2023)**, position interpolation: scale positions by $L/L'$ so a longer input stays inside the
+#   trained range, then fine-tune briefly. *Here*: claim 5, without the fine-tuning.
+# * **NTK-aware scaled RoPE** (bloc97, 2023; analysed in YaRN, Peng et al. 2023): scale the base,
+#   $b' = b\,s^{d/(d-2)}$, so the slow frequencies are interpolated, the fast ones kept. *Here*: claim 5.
+#
+# The command line trains the lab with any settings:
 #
 # ```
-# python -m pe_helpers.cli                                         # every scheme, both tasks, one seed
+# python -m pe_helpers.cli                                   # every scheme, both tasks, one seed
 # python -m pe_helpers.cli --encodings none,rope --seeds 0,1,2 --out build/lab/
-# python -m pe_helpers.cli --reference                             # regenerate the shipped reference
+# python -m pe_helpers.cli --reference                       # regenerate the reference
 # ```
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Chen et al. (2023), *Extending Context Window of Large Language Models via Positional
+# Interpolation*. The NTK-aware scaling was first a public note by bloc97 (2023). Want a longer run, other seeds or
+# another figure? The command line above trains them.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 5.2 · The copy-task loss mask (★★☆ medium · ~10 min)

@@ -9,20 +9,23 @@
 # %% [markdown] slideshow={"slide_type": "slide"}
 # # 06 · Toward RoPE: rotate q and k instead of adding p (旋转位置编码)
 #
-# The seed ends where absolute encodings run out: relative distance is only implicit, and content and position share
-# one vector. It points to relative encodings and RoPE (rotary position embedding, 旋转位置编码) as the next step.
-# This notebook is that bridge, and it closes the collection. RoPE keeps notebook 04's rotation $R(k)$, but instead
-# of *adding* a position vector to $x$ it *rotates* the query and the key, so the rotation acts inside the dot
-# product (点积).
+# RoPE keeps notebook 04's rotation $R(k)$, but it *rotates* $q$ and $k$ instead of *adding* a vector to $x$:
+# the rotation acts inside the dot product (点积).
 #
 # **You will be able to**
-# - rotate $q$ and $k$ by their positions and show that $q^\top k$ then depends only on the offset (相对位置) $n - m$,
-#   while the values V carry no position (exercises 6.1 and 6.2);
-# - relate `apply_rope` to notebook 04's `shift_matrix`, sign conventions included;
-# - tell the interleaved layout (GPT-J, RoFormer) from the half-split one (GPT-NeoX, Llama-family `rotate_half`) and
-#   convert one into the other with a single permutation (exercise 6.3);
-# - explain why RoPE angles are formed in float32 or float64, never bf16, for long contexts (精度, precision);
-# - compare learned, sinusoidal, RoPE and no encoding side by side, with the results of notebook 05's lab.
+# - rotate $q$ and $k$ so that $q^\top k$ depends only on the offset (相对位置) $n - m$, with no position in V
+#   (exercises 6.1, 6.2);
+# - relate `apply_rope` to notebook 04's `shift_matrix`, signs included;
+# - convert interleaved RoPE into half-split RoPE with one permutation (exercise 6.3);
+# - explain why RoPE angles need float32 or float64, never bf16 (精度);
+# - compare five schemes with notebook 05's lab results.
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Where the seed ends: with absolute encodings relative distance is only implicit, and content and
+# position share one vector. The seed points to relative encodings and RoPE (rotary position embedding, 旋转位置编码)
+# as the next step. This notebook is that bridge, and it closes the collection. The two layouts of exercise 6.3 are
+# the interleaved one (GPT-J, RoFormer) and the half-split one (GPT-NeoX, the Llama family's `rotate_half`); the
+# five schemes compared at the end are learned, sinusoidal, RoPE, ALiBi and no encoding (a causal mask only).
 
 # %% slideshow={"slide_type": "skip"}
 # %matplotlib inline
@@ -35,7 +38,7 @@ from pe_helpers import SelfAttention, apply_rope, shift_matrix, sinusoidal
 from pe_helpers.apps import rope_shift_app
 from pe_helpers.checks import check_relative_score, check_rope_attention, check_rope_pair, example_rope_mistakes
 from pe_helpers.figures import draw_angle_error, draw_score_matrices, static_figure
-from pe_helpers.comparison import comparison_table, format_comparison_table
+from pe_helpers.comparison import comparison_table, format_comparison_matrix, format_comparison_table
 from pe_helpers.extrapolation import reference_results
 from pe_helpers.rope import (angles_in_dtype, demo_query_key, interleaved_to_half_permutation, pair_swap_permutation,
                              rope_matrix, shifted_scores)
@@ -54,12 +57,16 @@ torch.set_num_threads(1)
 # \tilde q_m^\top \tilde k_n = q_m^\top \mathcal{R}_m^\top \mathcal{R}_n\, k_n = q_m^\top\, \mathcal{R}_{n-m}\, k_n .$$
 #
 # $\mathcal{R}_m$ is block-diagonal, one 2×2 rotation by $m\,\omega_i$ per pair $i$, with notebook 03's frequencies
-# $\omega_i = 10000^{-2i/d}$. Rotations compose ($\mathcal{R}_a\mathcal{R}_b = \mathcal{R}_{a+b}$) and undo by transposing
-# ($\mathcal{R}_m^\top = \mathcal{R}_{-m}$), so only the offset $n - m$ survives in the score: move the whole
-# sentence by $t$ positions and no score changes.
+# $\omega_i = 10000^{-2i/d}$. Only the offset $n - m$ survives in the score: move the whole sentence by $t$ positions
+# and no score changes.
 #
-# **Check it.** Six tokens through one attention head (`SelfAttention`, float64). Scores with the sentence at
-# positions $t \dots t+5$, for 101 shifts $t$ up to 5000; then single pairs $(m, n)$ against $(m+t, n+t)$.
+# **Check it.** Six tokens through one attention head: the scores at positions $t \dots t+5$ for 101 shifts $t$ up
+# to 5000; then single pairs $(m, n)$ against $(m+t, n+t)$.
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Why only the offset survives: rotations compose ($\mathcal{R}_a\mathcal{R}_b = \mathcal{R}_{a+b}$)
+# and undo by transposing ($\mathcal{R}_m^\top = \mathcal{R}_{-m}$), so $\mathcal{R}_m^\top\mathcal{R}_n = \mathcal{R}_{n-m}$.
+# The head is `SelfAttention` in float64, so the scores agree to $10^{-9}$.
 
 # %% slideshow={"slide_type": "fragment"}
 d, n = 16, 6
@@ -91,8 +98,11 @@ assert not math.isclose(float(shifted_scores(q0, k0, 5, 2, [0])[0]), float(shift
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # The last assert is a difference from notebook 04: there $PE(p)\cdot PE(p+k)$ was the same for $+k$ and $-k$.
-# Here $q^\top\mathcal{R}_{3}k \ne q^\top\mathcal{R}_{-3}k$, because $q$ and $k$ are different vectors: the score knows
-# which token comes first.
+# Here, because $q$ and $k$ are different vectors,
+#
+# $$q^\top\mathcal{R}_{3}\,k \ne q^\top\mathcal{R}_{-3}\,k :$$
+#
+# the score knows which token comes first.
 #
 # **Claim.** V is untouched: the values are $W_V^\top x_n$ whatever the positions, while an added encoding puts
 # position into every value.
@@ -121,8 +131,8 @@ _, v_add0 = layer(0, "sinusoidal")
 _, v_add37 = layer(37, "sinusoidal")
 change = float((v_add37 - v_add0).norm() / v_add0.norm())
 assert change > 0.1
-print(f"RoPE: V identical at every start, output identical; added PE: V changes by {change:.0%} when the "
-      f"sentence starts at 37 instead of 0")
+print("RoPE: V identical at every start, output identical")
+print(f"added PE: V changes by {change:.0%} when the sentence starts at 37 instead of 0")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **See it.** For one query content $q$ and one key content $k$ placed at every pair of positions $(m, n)$: the additive
@@ -139,9 +149,11 @@ fig
 # **See it, move it.** The app puts the query at $m + t$ and the key at $n + t$. Left: pair $i$ of both rotated vectors
 # (dashed: before rotation). Right: the whole score against the shift $t$, and the additive score beside it.
 #
-# **Try it.** Move `shift t`: both arrows turn by the same angle $t\,\omega_i$, the angle between them stays, and the
-# blue score does not move while the orange one wanders. Then move `query m` or `key n`: now the angle changes, and
-# the blue line jumps to a new level. Raise `pair i`: slower pairs turn less per step.
+# **Try it.**
+# - Move `shift t`: both arrows turn by the same angle $t\,\omega_i$, the angle between them stays, and the blue
+#   score does not move while the orange one wanders.
+# - Move `query m` or `key n`: now the angle changes, and the blue line jumps to a new level.
+# - Raise `pair i`: slower pairs turn less per step.
 
 # %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 rope_shift_app()
@@ -156,8 +168,11 @@ rope_shift_app()
 # > input: RoPE acts inside every attention layer, after $W_Q$ and $W_K$, on $q$ and $k$ only. A related slip is to rotate
 # > V as well. The RoFormer paper rotates only the query and the key; Hugging Face's RoFormer code has an opt-in
 # > `rotary_value` flag (default `False`) for a variant that also rotates the values. With V rotated, a token's value
-# > depends on its absolute position again, and the output of the shifted sentence changes (the checker of exercise 6.3
-# > calls this mistake `rotated-v`):
+# > depends on its absolute position again,
+# >
+# > $$o_m = \sum_n a_{mn}\,\mathcal{R}_n\, v_n ,$$
+# >
+# > and the output of the shifted sentence changes (the checker of exercise 6.3 calls this mistake `rotated-v`):
 
 # %% slideshow={"slide_type": "-"}
 def output_with_v_rotated(start: int) -> torch.Tensor:
@@ -201,8 +216,9 @@ for m, n_ in [(5, 2), (2, 5), (40, 3), (1000, 999)]:
     assert math.isclose(score, float(q0 @ shift_matrix(m - n_, d) @ k0), abs_tol=1e-9)
 ones = torch.tensor([1.0, 0.0] * (d // 2), dtype=torch.float64)
 torch.testing.assert_close(apply_rope(ones.expand(50, d), torch.arange(50)), sinusoidal(50, d, dtype=torch.float64)[:, S])
-print("apply_rope(x, m) = R_m x with R_m = R(m)ᵀ = S R(m) S; (R_m q)·(R_n k) = q·R(m - n)k; "
-      "RoPE of (1, 0, 1, 0, ...) = the sinusoidal table, pairs swapped")
+print("apply_rope(x, m) = R_m x with R_m = R(m)ᵀ = S R(m) S")
+print("(R_m q)·(R_n k) = q·R(m - n)k")
+print("RoPE of (1, 0, 1, 0, ...) = the sinusoidal table, pairs swapped")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 6.1 · RoPE for one pair (★☆☆ easy · ~5 min)
@@ -210,7 +226,10 @@ print("apply_rope(x, m) = R_m x with R_m = R(m)ᵀ = S R(m) S; (R_m q)·(R_n k) 
 # **重要度 (importance) ●●●** · **Learning goal:** rotate one (x, y) pair by $m\,\omega$: the single operation RoPE is built from.
 #
 # Write `rotate_pair(pair, position, omega)`: `pair` is a tensor `(a, b)`; return the tensor `(a', b')` turned
-# counter-clockwise by $\theta = position\cdot\omega$, i.e. $a' = a\cos\theta - b\sin\theta$, $b' = a\sin\theta + b\cos\theta$.
+# counter-clockwise by $\theta = position\cdot\omega$:
+#
+# $$a' = a\cos\theta - b\sin\theta,\qquad b' = a\sin\theta + b\cos\theta .$$
+#
 # This is all of RoPE: `apply_rope` does it for every pair $i$ (with $\omega_i$) of every row (with its position).
 
 # %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="6.1" tags=["solution"]
@@ -231,9 +250,12 @@ assert check_rope_pair(rotate_pair)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "`shift_matrix` and `apply_rope` disagree by a sign, so one of them is wrong". Both are right;
-# > they store the pair in opposite orders. Using notebook 04's block $\begin{bmatrix}\cos & \sin\\ -\sin & \cos\end{bmatrix}$
-# > on $(a, b) = (x, y)$ turns the pair backwards. Backwards for both $q$ and $k$ still gives a score that depends only on
-# > $m - n$, but with the direction flipped, $q^\top\mathcal{R}_{m-n}k$ instead of $q^\top\mathcal{R}_{n-m}k$; such a model
+# > they store the pair in opposite orders. Notebook 04's block is the transpose of RoPE's,
+# >
+# > $$\begin{bmatrix}\cos & \sin\\ -\sin & \cos\end{bmatrix} = \begin{bmatrix}\cos & -\sin\\ \sin & \cos\end{bmatrix}^{\top},$$
+# >
+# > so using it on $(a, b) = (x, y)$ turns the pair backwards. Backwards for both $q$ and $k$ still gives a score that
+# > depends only on $m - n$, but with the direction flipped, $q^\top\mathcal{R}_{m-n}k$ instead of $q^\top\mathcal{R}_{n-m}k$; such a model
 # > does not match weights trained with the usual sign. The checker calls this mistake `wrong-sign`:
 
 # %% slideshow={"slide_type": "skip"}
@@ -276,18 +298,35 @@ assert check_relative_score(relative_score)
 #
 # **Claim.** Public RoPE code pairs the dimensions in one of two ways:
 #
-# | layout | pairs | public code (file, function) |
+# | layout | pairs | public code |
 # |---|---|---|
-# | interleaved (相邻配对) | $(2i,\ 2i+1)$ | RoFormer (Hugging Face `modeling_roformer.py`, `apply_rotary_position_embeddings`); GPT-J (Hugging Face `modeling_gptj.py`, `rotate_every_two`); Meta's reference LLaMA code (`meta-llama/llama`, `llama/model.py`, `apply_rotary_emb`, adjacent pairs as complex numbers via `torch.view_as_complex`) |
-# | half-split (前后两半配对) | $(i,\ i + d/2)$ | GPT-NeoX (`EleutherAI/gpt-neox`, `megatron/model/positional_embeddings.py`, `rotate_half`); Hugging Face Llama and the many models derived from it (`modeling_llama.py`, `rotate_half`) |
+# | interleaved (相邻配对) | $(2i,\ 2i+1)$ | RoFormer, GPT-J, Meta's reference LLaMA code |
+# | half-split (前后两半配对) | $(i,\ i + d/2)$ | GPT-NeoX; Hugging Face Llama and the many models derived from it (`rotate_half`) |
 #
-# They are the same encoding up to one fixed permutation $\sigma$ of the dimensions (even ones first, then odd ones, as in
-# notebook 03's two layouts): $\text{rope}_{\text{half}}(x_\sigma) = \text{rope}_{\text{interleaved}}(x)_\sigma$ (where $x_\sigma$ lists $x$'s entries in the order $\sigma$). Since
-# $q_\sigma^\top k_\sigma = q^\top k$, permuting the output dimensions of $W_Q$ and $W_K$ (not $W_V$) turns a model of one kind
-# into the other with identical scores. Hugging Face's Llama code says so in a comment ("Different from paper, but it uses
-# a different permutation in order to obtain the same calculation"), and its weight converter
-# `convert_llama_weights_to_hf.py` applies exactly this permutation to `wq` and `wk` ("permute for sliced rotary"), and
-# not to `wv`.
+# They are the same encoding up to one fixed permutation $\sigma$ of the dimensions: the even ones first, then the odd
+# ones, as in notebook 03's two layouts.
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Where each layout lives (file, function):
+#
+# - interleaved: RoFormer (Hugging Face `modeling_roformer.py`, `apply_rotary_position_embeddings`); GPT-J (Hugging
+#   Face `modeling_gptj.py`, `rotate_every_two`); Meta's reference LLaMA code (`meta-llama/llama`, `llama/model.py`,
+#   `apply_rotary_emb`, adjacent pairs as complex numbers via `torch.view_as_complex`);
+# - half-split: GPT-NeoX (`EleutherAI/gpt-neox`, `megatron/model/positional_embeddings.py`, `rotate_half`); Hugging
+#   Face Llama and the many models derived from it (`modeling_llama.py`, `rotate_half`).
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# **Same encoding, permuted.** With $x_\sigma$ the entries of $x$ in the order $\sigma$:
+#
+# $$\text{rope}_{\text{half}}(x_\sigma) = \text{rope}_{\text{interleaved}}(x)_\sigma .$$
+#
+# Since $q_\sigma^\top k_\sigma = q^\top k$, permuting the output dimensions of $W_Q$ and $W_K$ (not $W_V$) turns a model
+# of one kind into the other with identical scores.
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Hugging Face's Llama code says so in a comment ("Different from paper, but it uses a different
+# permutation in order to obtain the same calculation"), and its weight converter `convert_llama_weights_to_hf.py`
+# applies exactly this permutation to `wq` and `wk` ("permute for sliced rotary"), and not to `wv`.
 
 # %% slideshow={"slide_type": "fragment"}
 sigma = interleaved_to_half_permutation(d)
@@ -305,8 +344,18 @@ torch.testing.assert_close(scores_half, scores_inter)  # W_Q, W_K permuted: the 
 wrong = apply_rope(x @ W_Q, pos, layout="half") @ apply_rope(x @ W_K, pos, layout="half").T
 gap = float((wrong - scores_inter).abs().max())
 assert gap > 0.1
-print(f"half layout with permuted W_Q, W_K: identical scores; without the permutation the scores are off by up "
-      f"to {gap:.2f}")
+print("half layout with permuted W_Q, W_K: identical scores")
+print(f"half layout without the permutation: scores off by up to {gap:.2f}")
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# > **Misconception:** "interleaved and half-split RoPE are different encodings" (or: "the layout does not matter").
+# > Both are half true: a model converts exactly, but weights run with the other layout *without* permuting $W_Q$ and
+# > $W_K$ get wrong scores (the gap above; exercise 6.3's checker calls this mix-up `half-layout`):
+
+# %% slideshow={"slide_type": "skip"}
+result = check_rope_attention(example_rope_mistakes("6.3")["half-layout"], quiet=True)
+assert not result and result.mistake == "half-layout"
+print(result)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 6.3 · Attention with RoPE (★★☆ medium · ~10 min)
@@ -315,8 +364,11 @@ print(f"half layout with permuted W_Q, W_K: identical scores; without the permut
 #
 # Write `rope_attention(q, k, v, positions)` for one head without a mask: rotate `q` and `k` (shape `[n, d]`) by
 # `positions` in the **interleaved** layout (`apply_rope`'s default), then return
-# $\text{softmax}\big(\tilde Q\tilde K^\top/\sqrt{d}\big)\,V$. The checker recognises rotating V too, the half layout,
-# the wrong sign, rotating only one of q and k, and a missing $\sqrt{d}$.
+#
+# $$\text{softmax}\big(\tilde Q\tilde K^\top/\sqrt{d}\big)\,V .$$
+#
+# The checker recognises rotating V too, the half layout, the wrong sign, rotating only one of q and k, and a
+# missing $\sqrt{d}$.
 
 # %% slideshow={"slide_type": "skip"} jupyter={"source_hidden": true} pe_exercise="6.3" tags=["solution"]
 import math
@@ -335,31 +387,25 @@ def rope_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, positions:
 # %% slideshow={"slide_type": "skip"} tags=["check"]
 assert check_rope_attention(rope_attention)
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# > **Misconception:** "interleaved and half-split RoPE are different encodings" (or: "they are the same, so the layout
-# > does not matter"). Both halves are half true. They are the same encoding up to $\sigma$, so a model trained with one can
-# > be converted exactly. But weights trained with one layout and run with the other, *without* permuting $W_Q$ and
-# > $W_K$, get wrong scores (the `gap` above). The checker calls the mix-up `half-layout`:
-
-# %% slideshow={"slide_type": "skip"}
-result = check_rope_attention(example_rope_mistakes("6.3")["half-layout"], quiet=True)
-assert not result and result.mistake == "half-layout"
-print(result)
-
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 6.4 · Shift the whole sequence: predict, then reveal (★★★ hard · ~15 min)
 #
-# **重要度 (importance) ●●●** · **Learning goal:** see, with notebook 05's four-term expansion, exactly *what* in an additive encoding
-# depends on absolute position, and why RoPE's score does not. *Why it matters:* it is the
-# property RoPE was designed for.
+# **重要度 (importance) ●●●** · **Learning goal:** see exactly *what* in an additive encoding depends on absolute position
+# (notebook 05's four terms), and why RoPE's score does not.
 #
-# The same $n$ tokens $x_0..x_{n-1}$ appear at positions $0..n-1$, and again at $s..s+n-1$ (say, after a
-# prefix of $s$ tokens). Take $q = k = x$ (no projections). **Predict first**, and write your
-# prediction down: under the shift, does the $n \times n$ score matrix change (a) with RoPE,
-# $(R_i x_i)^\top(R_j x_j)$, (b) with sinusoidal positions added, $(x_i + p_i)^\top(x_j + p_j)$?
-# Then write `shift_gaps(x, shift)` returning the pair `(rope_gap, additive_gap)`: for each scheme the
-# largest absolute change of any score between the two placements (interleaved layout, `sinusoidal`
-# and `apply_rope` are allowed). The checker reveals the values and names the usual slips.
+# The same tokens $x_0..x_{n-1}$ sit at positions $0..n-1$, then at $s..s+n-1$; take $q = k = x$. **Predict first**:
+# does the $n \times n$ score matrix change under the shift
+# - (a) with RoPE, $(R_i x_i)^\top(R_j x_j)$?
+# - (b) with sinusoidal positions added, $(x_i + p_i)^\top(x_j + p_j)$?
+#
+# Then write `shift_gaps(x, shift)` returning `(rope_gap, additive_gap)`: for each scheme the largest absolute change of
+# any score between the two placements (interleaved layout).
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* *Why it matters:* it is the property RoPE was designed for. Ask the students to write their
+# prediction down before they code. The shift stands for a prefix of $s$ tokens before the same sentence; $q = k = x$
+# (no projections) keeps the algebra to four terms. `sinusoidal` and `apply_rope` are allowed. The checker reveals the
+# values and names the usual slips.
 
 # %% slideshow={"slide_type": "skip"}
 from pe_helpers.checks import check_shift_gaps
@@ -385,10 +431,16 @@ def shift_gaps(x: torch.Tensor, shift: int) -> tuple[float, float]:
 assert check_shift_gaps(shift_gaps)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **Reveal.** RoPE: $(R_{i+s}x_i)^\top(R_{j+s}x_j) = x_i^\top R_{j-i}\,x_j$, unchanged for every $s$ and every content.
-# Additive: of the four terms $x_i\!\cdot\!x_j + x_i\!\cdot\!p_j + p_i\!\cdot\!x_j + p_i\!\cdot\!p_j$, the first
-# does not move and the last depends only on $j - i$ (notebook 04), but the two cross terms pair a token with an
-# *absolute* position: they change with $s$. That is the mixing of notebook 05, §1.
+# **Reveal.** RoPE's score is unchanged for every $s$ and every content:
+#
+# $$(R_{i+s}x_i)^\top(R_{j+s}x_j) = x_i^\top R_{j-i}\,x_j .$$
+#
+# Additive: of the four terms
+#
+# $$x_i\!\cdot\!x_j + x_i\!\cdot\!p_j + p_i\!\cdot\!x_j + p_i\!\cdot\!p_j$$
+#
+# the first does not move and the last depends only on $j - i$ (notebook 04), but the two cross terms pair a token
+# with an *absolute* position: they change with $s$. That is the mixing of notebook 05, §1.
 
 # %% slideshow={"slide_type": "-"}
 x_demo = torch.randn(6, 16, generator=torch.Generator().manual_seed(6), dtype=torch.float64)
@@ -406,10 +458,13 @@ print(f"shift by 9: p·p unchanged, x·p changes by up to {cross_change:.2f}, Ro
 # **Claim.** The rotation angle $m\,\omega_i$ grows with the position: for pair 0 ($\omega_0 = 1$) it is $m$ radians.
 # A number format with $p$ significant bits rounds $m$ to a spacing of $2^{\lfloor\log_2 m\rfloor + 1 - p}$. bfloat16
 # has $p = 8$: above 256 it cannot even hold every integer position (257 becomes 256, 4097 becomes 4096), so the angle
-# is off by whole radians and the direction of the pair is lost. float16 ($p = 11$) overflows above 65504. float32
-# ($p = 24$) holds every integer position below $2^{24}$ exactly, and each rounding is off by at most $2^{-24}$ of the
-# rounded value; the angle is rounded twice ($\omega_i$, then the product $m\,\omega_i$), so its error is at most about
-# $2^{-23}\,m\,\omega_i$, and pair 0 ($\omega_0 = 1$) is exact. `pe_helpers` forms every angle in float64.
+# is off by whole radians and the direction of the pair is lost. float16 ($p = 11$) overflows above 65504. In float32
+# ($p = 24$) the angle's error is at most about $2^{-23}\,m\,\omega_i$. `pe_helpers` forms every angle in float64.
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Where float32's bound comes from: float32 holds every integer position below $2^{24}$ exactly, and
+# each rounding is off by at most $2^{-24}$ of the rounded value; the angle is rounded twice ($\omega_i$, then the
+# product $m\,\omega_i$), so its error is at most about $2^{-23}\,m\,\omega_i$, and pair 0 ($\omega_0 = 1$) is exact.
 
 # %% slideshow={"slide_type": "fragment"}
 for dtype, p in ((torch.bfloat16, 8), (torch.float16, 11), (torch.float32, 24)):
@@ -453,10 +508,13 @@ draw_angle_error(ax, torch.logspace(1, 6, 41).round(), d)
 fig
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **Claim.** The rounding breaks RoPE's promise itself. The score of a query at $m + t$ and a key at $n + t$ should be one
+# **Claim.** Rounding breaks RoPE's promise itself. The score of a query at $m + t$ and a key at $n + t$ should be one
 # number for every shift $t$; with the angles rounded per position it drifts, a little in float32, completely in bf16.
-# A rounded *frequency* (the same wrong $\omega_i$ at every position) is a different matter: the score still depends only
-# on $n - m$, just not in the way the model was trained.
+# A rounded *frequency* (one wrong $\omega_i$ everywhere) keeps it relative, but not as trained.
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* The last line of the printout: with $\omega_i$ rounded to bf16 (the same wrong frequency at every
+# position) the score still depends only on $n - m$, just not in the way the model was trained.
 
 # %% slideshow={"slide_type": "-"}
 shifts = torch.arange(0, 100001, 1000)
@@ -474,8 +532,23 @@ true = float(shifted_scores(qc, kc, 1005, 2, [0])[0])
 assert float((far - far[0]).abs().max()) < 1e-9 and abs(float(far[0]) - true) > 0.1
 print(f"ω rounded to bf16: still one score for every shift ({float(far[0]):+.4f}), but not the true one ({true:+.4f})")
 
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# > **Misconception:** "bf16 is fine for RoPE because sin and cos lie in [−1, 1]". The output range is not the problem:
+# > the *argument* $m\,\omega_i$ is, and it grows to thousands of radians. Form positions, frequencies and their product
+# > in float32 (better float64), take sin and cos, and only then cast down to the model's dtype.
+
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# These are public bug reports, cited as facts (repository, number, title):
+# **Public bug reports** of exactly this (full titles and quotes in the notes):
+#
+# - EleutherAI/gpt-neox #1003 (2023): the table built in fp16 is off by up to 0.78; the cell below reproduces it.
+# - huggingface/transformers #25681 (2023) and #29496 (2024): Llama's cached tables, Mistral's `inv_freq` in
+#   fp16 / bf16.
+# - huggingface/transformers pull request #29285 (2024): angles computed in bf16 under autocast; now forced to float32.
+# - KellerJordan/modded-nanogpt #39 (2024): cos/sin tables stored in bf16.
+# - sgl-project/sglang-jax #1472, fixed by pull request #1473: frequencies quantized before the phases.
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* The reports, cited as facts (repository, number, title):
 #
 # - EleutherAI/gpt-neox issue #1003, "RotaryEmbedding computation is wrong for certain position/feature pairs in reduced
 #   precision (both fp16 and bfloat)" (2023): with the table built in fp16 (d = 32, 2048 positions), the angle of position
@@ -504,53 +577,76 @@ worst = float((a16.cos() - a32.cos()).abs().max())
 assert round(float(a32[1857, 1]), 2) == 1044.27 and float(a16[1857, 1]) == 1045.0 and round(worst, 2) == 0.78
 print(f"largest error of the cos table: {worst:.2f}")
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# > **Misconception:** "bf16 is fine for RoPE because sin and cos lie in [−1, 1]". The output range is not the problem:
-# > the *argument* $m\,\omega_i$ is, and it grows to thousands of radians. Form positions, frequencies and their product
-# > in float32 (better float64), take sin and cos, and only then cast down to the model's dtype if you must.
-
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5 · Side by side: five ways to give attention a sense of order
 #
-# **Claim.** The schemes of this collection differ in *what* carries position, *where* it enters, whether the
-# values carry it, and whether the score sees relative distance directly. The table below is built, not typed:
-# "V carries position" and "relative distance explicit" are measured by `pe_helpers.comparison.position_probe` (one repeated
-# token through one attention head: any difference between positions comes from the scheme), and the last two columns
-# are read from the shipped reference of notebook 05's extrapolation lab (`pe_helpers.extrapolation.reference_results()`:
-# five seeds, trained at sizes up to $L$, tested up to $4L$; token accuracy, mean over seeds, chance $= 1/\text{vocab size}$)
-# on the copy task (the needed offset grows with the size) and the look-back task (a fixed offset of 3).
+# **Claim.** The schemes of this collection differ in *what* carries position, *where* it enters, whether the values
+# carry it, and whether the score sees relative distance directly. Past the training length $L$ only an experiment
+# says how they fare: notebook 05's lab, on the copy task (the needed offset grows with the size $n$).
 
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
-# *Speaker notes.* The table is built from notebook 05's committed lab run; read the last column aloud.
+# *Speaker notes.* The numbers are the shipped reference of notebook 05's extrapolation lab
+# (`pe_helpers.extrapolation.reference_results()`): five seeds, trained at sizes up to $L$, tested up to $4L$; token
+# accuracy, mean ± standard deviation over the seeds, chance $= 1/\text{vocab size}$. `learned-extended` is the learned
+# table grown with untrained rows; `error` means the model cannot run at that size (`PositionOutOfRangeError`).
+# `rope-pi` and `rope-ntk` are the trained RoPE model evaluated with position interpolation or NTK-aware base
+# scaling, and `randomized` a learned table read at random sorted positions in training (notebook 05).
 
 # %% slideshow={"slide_type": "fragment"}
 results = reference_results()
-print(results.table("copy", [1, results.train_len, 2 * results.train_len, 4 * results.train_len]))
-
-# %% slideshow={"slide_type": "subslide"}
-rows = comparison_table(results)
-display(Markdown(format_comparison_table(rows)))
+display(Markdown(results.table_markdown("copy", [1, results.train_len, 2 * results.train_len, 4 * results.train_len])))
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **What the lab says** (mean token accuracy over the sizes named; chance is 0.10; the cell below asserts each point):
-#
-# - **Learned absolute.** The trained table has no row past its training positions: the model cannot run at all
-#   (`PositionOutOfRangeError`). Grown with fresh rows it runs, but those rows were never trained, and accuracy falls
-#   towards chance.
-# - **Sinusoidal absolute.** The encoding can be computed at every position, and the model is near perfect up to $L$, yet
-#   it degrades just past $L$ on both tasks and collapses on copy from $2L$ on. Being able to compute an encoding for a
-#   longer position is not the same as the model having learned to use it: the seed's point, measured.
-# - **RoPE.** On copy it degrades just past $L$ more slowly than both absolute schemes, then collapses: copying at size
-#   $n$ needs an offset of $n$, never seen past $L$. On look-back, where the offset is always 3, it *holds* just past $L$
-#   and stays far above the absolute schemes to $4L$: making relative distance explicit helps exactly when the needed
-#   offsets were seen in training.
-# - **ALiBi.** Its fixed distance penalty makes it degrade most gently on copy, but on look-back it is no better than
-#   the absolute schemes: "nearer is better" does not single out "exactly 3 back".
-# - **No PE with a causal mask.** The mask alone is enough to learn order, but in this small lab it is the weakest
-#   scheme at $n \le L$ on copy, and it collapses past $L$ too (Kazemnejad et al. 2023 found NoPE extrapolating better
-#   than absolute and rotary encodings on their tasks; here it beats only the absolute ones, notebook 05).
+# **The five schemes at a glance**, built from measurements, not typed:
 
-# %% slideshow={"slide_type": "subslide"}
+# %% slideshow={"slide_type": "-"}
+rows = comparison_table(results)
+display(Markdown(format_comparison_matrix(rows)))
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Read one row aloud, e.g. RoPE: position enters at $q$ and $k$, V carries none, the score sees the
+# offset, and on look-back it holds just past $L$. How the table is built: "V carries position" and "relative distance
+# explicit" are measured by `pe_helpers.comparison.position_probe` (one repeated token through one attention head: any
+# difference between positions comes from the scheme); the accuracies are read from the lab's reference above, on the
+# copy task (the needed offset grows with the size) and the look-back task (a fixed offset of 3), as means over the
+# sizes named in each column. The cell below (not on the slides) prints the same rows in full sentences.
+
+# %% slideshow={"slide_type": "skip"}
+display(Markdown(format_comparison_table(rows)))
+
+# %% [markdown] slideshow={"slide_type": "fragment"}
+# > **Misconception:** "sinusoidal encodings (or RoPE) extrapolate because they can be computed at any position". Being
+# > able to compute an encoding for a longer position is not the same as the model having learned to use it: the lab row
+# > of each scheme says what actually happened past $L$.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# **What the lab says** (the notebook asserts each point):
+#
+# - **Learned absolute.** No row past $L$: it cannot run. Grown with untrained rows, it falls towards chance.
+# - **Sinusoidal absolute.** Computable everywhere, near perfect up to $L$, yet it degrades just past $L$ on both tasks
+#   and collapses on copy.
+# - **RoPE.** On copy it degrades more slowly than the absolute schemes, then collapses; on look-back (offset 3) it
+#   *holds* just past $L$.
+# - **ALiBi.** The gentlest on copy, no better than the absolute schemes on look-back.
+# - **No PE with a causal mask.** The mask alone teaches order, but it is the weakest at $n \le L$ on copy, and it
+#   collapses too.
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* The numbers are mean token accuracies over the sizes named in the table's columns.
+#
+# - Learned: the trained table has no row past its training positions (`PositionOutOfRangeError`); the grown rows were
+#   never trained.
+# - Sinusoidal: it collapses on copy from $2L$ on. Being able to compute an encoding for a longer position is not the
+#   same as the model having learned to use it: the seed's point, measured.
+# - RoPE: copying at size $n$ needs an offset of $n$, never seen past $L$. On look-back, where the offset is always 3,
+#   it stays far above the absolute schemes to $4L$: making relative distance explicit helps exactly when the needed
+#   offsets were seen in training.
+# - ALiBi: its fixed distance penalty makes it degrade most gently on copy, but "nearer is better" does not single out
+#   "exactly 3 back".
+# - No PE: Kazemnejad et al. 2023 found NoPE extrapolating better than absolute and rotary encodings on their tasks;
+#   in this small lab it beats only the absolute ones (notebook 05).
+
+# %% slideshow={"slide_type": "skip"}
 by = {row.key: row for row in rows}
 L = results.train_len
 # learned: no vector past its training positions; untrained extra rows do not help
@@ -573,17 +669,13 @@ assert by["none"].lab.far_verdict == "collapses"
 # the measured columns
 assert [row.value_carries_position for row in rows] == [True, True, False, False, False]
 assert [row.score_dependence for row in rows] == ["absolute", "absolute", "offset-only", "offset-only", "none"]
+cannot = lambda value: "cannot run" if value is None else f"{value:.2f}"  # noqa: E731
+print(f"{'scheme':<20} {'copy n <= L':>12} {'copy L+1..':>12} {'copy 2L+1..':>12} {'look-back 2L+1..':>17}")
 for row in rows:
-    print(f"{row.scheme:<20} copy {row.lab.in_distribution:.2f} at n <= {L}, "
-          f"{'cannot run' if row.lab.near is None else f'{row.lab.near:.2f}'} just past L, "
-          f"{'cannot run' if row.lab.far is None else f'{row.lab.far:.2f}'} from 2L + 1 on; look-back "
-          f"{'cannot run' if row.lookback.far is None else f'{row.lookback.far:.2f}'} from 2L + 1 on")
+    print(f"{row.scheme:<20} {row.lab.in_distribution:>12.2f} {cannot(row.lab.near):>12} {cannot(row.lab.far):>12} "
+          f"{cannot(row.lookback.far):>17}")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# > **Misconception:** "sinusoidal encodings (or RoPE) extrapolate because they can be computed at any position". Being
-# > able to compute an encoding for a longer position is not the same as the model having learned to use it: the lab row
-# > of each scheme says what actually happened past $L$.
-#
 # ## Summary
 #
 # - RoPE rotates $q$ and $k$ by their positions, inside every attention layer; nothing is added to $x$ and V carries no
@@ -593,7 +685,8 @@ for row in rows:
 #   to one permutation of $W_Q$ and $W_K$.
 # - Form the angles in float32 or float64: bf16 cannot even hold the positions above 256.
 # - Absolute, rotary or none: what happens past the training length is an experimental question, and the lab answers it.
-#
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
 # **Where next.** The seed's open question, relative encodings, has more answers than RoPE: Shaw et al. (2018) add learned
 # relative vectors inside attention, T5 adds a learned bias per distance bucket, ALiBi (Press et al. 2022) adds a fixed
 # linear penalty $-c\,|m - n|$ to the scores, and NoPE (Haviv et al. 2022; Kazemnejad et al. 2023) drops the encoding and
@@ -602,9 +695,19 @@ for row in rows:
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## References
 #
-# - [seed] 《绝对位置编码》 ("Absolute positional encoding", 2025-05-12), the syllabus; section numbers §1–§5 refer to it. Used here: §1.3 ("RoPE only rotates Q and K"), §3.4, §5.
-# - [2] Su et al. 2021, *RoFormer: Enhanced Transformer with Rotary Position Embedding*, arXiv:2104.09864: the rotation of $q$ and $k$, interleaved pairs $(2i, 2i+1)$, $\omega_i = 10000^{-2i/d}$.
-# - [3] Press et al. 2022, ALiBi, arXiv:2108.12409 ("Where next"; no number quoted).
-# - [4] Haviv et al. 2022, arXiv:2203.16634, and [5] Kazemnejad et al. 2023, arXiv:2305.19466 (NoPE; no number quoted).
-# - [9] The public bug reports of section 4 are cited by repository, number and title where they are used; the numbers of EleutherAI/gpt-neox #1003 (1044.27, 1045, 0.78) are not quoted but reproduced by the cell after the list.
-# - The lab numbers of section 5 are notebook 05's committed run (`pe_helpers.extrapolation.reference_results()`), not published results.
+# - [seed] 《绝对位置编码》 ("Absolute positional encoding", 2025-05-12), the syllabus; §1–§5 refer to it.
+# - [2] Su et al. 2021, *RoFormer: Enhanced Transformer with Rotary Position Embedding*, arXiv:2104.09864.
+# - [3] Press et al. 2022, ALiBi, arXiv:2108.12409.
+# - [4] Haviv et al. 2022, arXiv:2203.16634, and [5] Kazemnejad et al. 2023, arXiv:2305.19466 (NoPE).
+# - [9] The public bug reports of section 4, by repository and number.
+# - The lab numbers of section 5 are notebook 05's committed run, not published results.
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* What each reference is used for:
+#
+# - [seed]: §1.3 ("RoPE only rotates Q and K"), §3.4, §5.
+# - [2]: the rotation of $q$ and $k$, interleaved pairs $(2i, 2i+1)$, $\omega_i = 10000^{-2i/d}$.
+# - [3] ("Where next"), [4] and [5] (NoPE): no number quoted.
+# - [9]: cited by repository, number and title where they are used; the numbers of EleutherAI/gpt-neox #1003
+#   (1044.27, 1045, 0.78) are not quoted but reproduced by the cell after the list.
+# - The lab: `pe_helpers.extrapolation.reference_results()`.

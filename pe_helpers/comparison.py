@@ -33,6 +33,7 @@ __all__ = [
     "ComparisonRow",
     "comparison_table",
     "format_comparison_table",
+    "format_comparison_matrix",
 ]
 
 
@@ -287,3 +288,59 @@ def format_comparison_table(rows: Sequence[ComparisonRow]) -> str:
     lines = [row(head), "|" + "|".join("---" for _ in head) + "|"]
     lines += [row(cells) for cells in body]
     return "\n".join(lines)
+
+
+#: The symbol of each verdict of :func:`extrapolation_verdict` in :func:`format_comparison_matrix`.
+VERDICT_SYMBOLS = {"holds": "✓", "degrades": "~", "collapses": "✗", "cannot run": "—"}
+
+
+def _matrix_cell(outcome: LabOutcome | None, which: str) -> str:
+    """``"0.79 ~"``: the mean accuracy ``which`` (``"near"`` or ``"far"``) of ``outcome`` with its verdict's symbol."""
+    value = None if outcome is None else getattr(outcome, which)
+    if value is None:
+        return VERDICT_SYMBOLS["cannot run"]
+    return f"{value:.2f} {VERDICT_SYMBOLS[getattr(outcome, which + '_verdict')]}"
+
+
+def _unbroken(label: str) -> str:
+    """``label`` with its ``n = 9–10`` kept on one line when a narrow column wraps it (no-break spaces around ``=``
+    and ``≤``, a word joiner after the dash)."""
+    return label.replace(" = ", "\u00a0=\u00a0").replace(" ≤ ", "\u00a0≤\u00a0").replace("–", "–\u2060")
+
+
+def format_comparison_matrix(rows: Sequence[ComparisonRow]) -> str:
+    """The rows of :func:`comparison_table` compact enough for a slide, as Markdown: one row per scheme, a symbol
+    or a short number per cell (where position enters, ✓/✗ for the two measured properties, token accuracy with a
+    verdict symbol past the training length ``L``), and a one-line legend under the table.
+
+    The numbers are the rows' own (the full sentences are :func:`format_comparison_table`'s); the labels speak
+    the current language (:func:`pe_helpers.set_language`).
+    """
+    if not rows:
+        return ""
+    where = {"learned": _("x, added"), "sinusoidal": _("x, added"), "rope": _("q and k, rotated"),
+             "alibi": _("score, penalty"), "none": _("nowhere (mask)")}
+    names = {"learned": _("learned absolute"), "sinusoidal": _("sinusoidal absolute"), "rope": "RoPE",
+             "alibi": "ALiBi", "none": _("no PE + causal mask")}
+    first = rows[0].lab
+    (a, b), (c, e) = first.near_span, first.far_span
+    head = [_("scheme"), _("position enters"), _("V carries position"), _("relative distance explicit"),
+            _("copy, n ≤ {L}").format(L=first.train_len), _("copy, n = {a}–{b}").format(a=a, b=b),
+            _("copy, n = {a}–{b}").format(a=c, b=e)]
+    lookback = any(r.lookback is not None for r in rows)
+    if lookback:
+        head += [_("look-back, n = {a}–{b}").format(a=a, b=b), _("look-back, n = {a}–{b}").format(a=c, b=e)]
+    head = head[:4] + [_unbroken(h) for h in head[4:]]
+    body = []
+    for r in rows:
+        cells = [names.get(r.key, r.scheme), where.get(r.key, ""), "✓" if r.value_carries_position else "✗",
+                 "✓" if r.score_dependence == "offset-only" else "✗", f"{r.lab.in_distribution:.2f}",
+                 _matrix_cell(r.lab, "near"), _matrix_cell(r.lab, "far")]
+        if lookback:
+            cells += [_matrix_cell(r.lookback, "near"), _matrix_cell(r.lookback, "far")]
+        body.append(cells)
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * 2 + ":---:|" * 2 + "---:|" * (len(head) - 4)]
+    lines += ["| " + " | ".join(cells) + " |" for cells in body]
+    legend = _("✓ yes, or holds past L · ~ degrades · ✗ no, or collapses (accuracy above chance kept: ≥ 90 %, "
+               "35–90 %, < 35 %) · — cannot run · token accuracy, mean over seeds; chance = {chance:.2f}")
+    return "\n".join([*lines, "", legend.format(chance=first.chance)])

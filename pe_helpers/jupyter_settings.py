@@ -1,4 +1,5 @@
-"""Jupyter settings this collection installs into its environment: an arrow key on a focused slider moves the slider.
+"""Jupyter settings this collection installs into its environment: an arrow key on a focused slider moves the slider,
+and no "official Jupyter news?" pop-up covers the figures.
 
 Why (measured in Chromium): in **Notebook 7** an arrow key pressed on a focused slider moved the selection
 between cells instead of the slider. Notebook 7 starts its Lumino application without ``bubblingKeydown``, so its
@@ -16,6 +17,10 @@ its selector: the arrow keys still move between cells everywhere except inside a
 ``<JupyterLab app dir>/settings/overrides.d/pe-notebooks.json``, which JupyterLab and Notebook 7 read as default
 settings (jupyterlab_server's ``overrides.d``); a user's own shortcut settings still win.
 
+Second, :data:`QUIET_NOTIFICATIONS`: JupyterLab 4 asks on first start whether to fetch Jupyter news, in a toast over
+the notebook's outputs (seen on the figures of ``make lab`` in class); the answer "no", and no update check, are set
+as defaults, so nothing is fetched off the machine either.
+
 Installed by ``make lab`` / ``make test`` (tools/bootstrap-venv.sh), Binder (``postBuild``), and by conda users with
 ``python -m pe_helpers.jupyter_settings`` (README). Why not a JupyterLab extension: it would need a JavaScript build
 and a front-end package for a change that settings can make. Why not setuptools ``data-files``: an editable install
@@ -30,7 +35,7 @@ from pathlib import Path
 
 from .i18n import _
 
-__all__ = ["FILE_NAME", "WIDGET_SCOPE", "widget_safe_shortcuts", "settings_dir", "install"]
+__all__ = ["FILE_NAME", "WIDGET_SCOPE", "QUIET_NOTIFICATIONS", "widget_safe_shortcuts", "settings_dir", "install"]
 
 #: The file written into ``overrides.d``.
 FILE_NAME = "pe-notebooks.json"
@@ -38,6 +43,8 @@ FILE_NAME = "pe-notebooks.json"
 WIDGET_SCOPE = ":not(.jupyter-widgets *)"
 _ARROWS = {"ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight"}
 _PLUGIN = "@jupyterlab/shortcuts-extension:shortcuts"
+#: The notification settings written beside the shortcuts: no news, no update check, so no pop-up asks.
+QUIET_NOTIFICATIONS = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
 
 
 def settings_dir() -> Path:
@@ -75,7 +82,8 @@ def install(target: Path | None = None) -> Path:
     shortcuts = widget_safe_shortcuts(json.loads(schema_path.read_text(encoding="utf-8")))
     path = target / "overrides.d" / FILE_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({_PLUGIN: {"shortcuts": shortcuts}}, indent=1) + "\n", encoding="utf-8")
+    path.write_text(json.dumps({_PLUGIN: {"shortcuts": shortcuts}, **QUIET_NOTIFICATIONS}, indent=1) + "\n",
+                    encoding="utf-8")
     return path
 
 

@@ -20,8 +20,6 @@ SOURCES = [s for s in editions.sources(ROOT / "notebooks") if editions.catalogue
 #: Where a notebook's English names a glossary concept and its Chinese edition rightly does not use the term:
 #: (notebook number, English term) -> why. Every entry must still be needed (tested).
 EXCEPTIONS = {
-    ("06", "phase"): "only inside the English title of a cited pull request (\"... before phase computation\"), "
-                     "which the references cell keeps verbatim",
     ("06", "interleaved layout (sin, cos, sin, cos, …)"): "in 06 the interleaved layout is RoPE's pairing of "
                      "dimensions 2i, 2i+1, for which the glossary's own term is 相邻配对",
 }

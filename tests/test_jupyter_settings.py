@@ -52,7 +52,8 @@ def test_install_writes_the_overrides_file(tmp_path: Path) -> None:
     path = js.install(settings)
     assert path == settings / "overrides.d" / js.FILE_NAME
     written = json.loads(path.read_text(encoding="utf-8"))
-    assert written == {"@jupyterlab/shortcuts-extension:shortcuts": {"shortcuts": js.widget_safe_shortcuts(_installed_schema())}}
+    assert written == {"@jupyterlab/shortcuts-extension:shortcuts": {"shortcuts": js.widget_safe_shortcuts(_installed_schema())},
+                       "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
 
 
 def test_install_without_jupyterlab_names_the_missing_schema(tmp_path: Path) -> None:
@@ -64,5 +65,10 @@ def test_this_environment_has_the_settings_installed() -> None:
     """`make` installs them (tools/bootstrap-venv.sh); JupyterLab and Notebook 7 read them from here."""
     path = js.settings_dir() / "overrides.d" / js.FILE_NAME
     assert path.is_file(), f"{path} is missing: run python -m pe_helpers.jupyter_settings"
-    shortcuts = json.loads(path.read_text(encoding="utf-8"))["@jupyterlab/shortcuts-extension:shortcuts"]["shortcuts"]
-    assert shortcuts == js.widget_safe_shortcuts(_installed_schema())
+    written = json.loads(path.read_text(encoding="utf-8"))
+    assert written["@jupyterlab/shortcuts-extension:shortcuts"]["shortcuts"] == js.widget_safe_shortcuts(_installed_schema())
+    # no "official Jupyter news?" pop-up over the figures: JupyterLab's own schema accepts these values
+    schema = json.loads((path.parents[2] / "schemas" / "@jupyterlab" / "apputils-extension" / "notification.json").read_text())
+    for key, value in written["@jupyterlab/apputils-extension:notification"].items():
+        allowed = [choice["const"] for choice in schema["properties"][key].get("oneOf", [])] or [value]
+        assert value in allowed, (key, value, allowed)

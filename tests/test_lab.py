@@ -732,3 +732,15 @@ def test_training_works_where_a_notebook_turned_gradients_off() -> None:
         assert not torch.is_grad_enabled()
     assert len(losses) == cfg.steps and losses[-1] < losses[0]
     assert result.losses[-1] < result.losses[0]
+
+
+def test_the_reference_table_renders_as_markdown_with_one_row_per_scheme() -> None:
+    reference = lab.reference_results()
+    text = reference.table_markdown("lookback", [8, 16, 32])
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    assert [r.split("`")[1] for r in rows] == list(reference.encodings)
+    rope = next(r for r in rows if r.startswith("| `rope` |"))
+    assert f"{reference.accuracy_at('rope', 32, 'lookback'):.2f} ± {reference.spread_at('rope', 32, 'lookback'):.2f}" in rope
+    assert "n = 8 (L)" in text and "error" in next(r for r in rows if r.startswith("| `learned` |"))
+    with pytest.raises(ValueError, match="lengths"):
+        reference.table_markdown("copy", [0])

@@ -41,7 +41,8 @@ def test_present_lang_zh_lists_the_chinese_decks(capsys: pytest.CaptureFixture[s
     monkeypatch.chdir(REPO)
     assert present.main(["--lang", "zh"]) == 0
     out = capsys.readouterr().out
-    assert f"Decks in {Path('notebooks') / 'zh'}" in out
+    assert f"{Path('notebooks') / 'zh'} 中的幻灯片" in out and "Decks in" not in out  # it speaks the edition's language
+    assert present.main([]) == 0 and "Decks in notebooks" in capsys.readouterr().out  # and the language is restored
     assert [line.split()[1] for line in out.splitlines() if re.match(r"\s+\d\d\s", line)] == [p.name for p in DECKS]
 
 

@@ -162,15 +162,15 @@ class App(widgets.VBox):
 def _show_whole_labels(widget: widgets.Widget) -> None:
     """Labels shown whole: ipywidgets cuts a description at about 80 px ("content ×" read "conten…", "type base"
     "type b…") and a toggle button's text at its fixed width ("before W_Q …"); a description is as wide as its text
-    (toggle buttons keep theirs above the buttons), a button as its label. Boxes (a typed-value box with its message)
-    are looked into."""
+    and sits right before its control (toggle buttons too: their label above the buttons, with the buttons wrapped to
+    the far right of the row, read as two separate controls), a button as wide as its label. Boxes (a typed-value box
+    with its message) are looked into."""
     for child in getattr(widget, "children", ()):
         _show_whole_labels(child)
     style = getattr(widget, "style", None)
     if style is None:
         return
-    beside = not isinstance(widget, widgets.ToggleButtons)  # toggle buttons keep their label above the buttons
-    if beside and getattr(widget, "description", "") and hasattr(style, "description_width") and not style.description_width:
+    if getattr(widget, "description", "") and hasattr(style, "description_width") and not style.description_width:
         style.description_width = "initial"
     if hasattr(style, "button_width") and not style.button_width:
         style.button_width = "auto"

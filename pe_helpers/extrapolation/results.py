@@ -281,6 +281,29 @@ class LabResults:
             L=L, chance=self.chance))
         return "\n".join(rows)
 
+    def table_markdown(self, task: str = "copy", lengths: Sequence[int] | None = None, *, digits: int = 2) -> str:
+        """The numbers of :meth:`table` as a Markdown table to display (``IPython.display.Markdown``): one row per
+        scheme, one column per size, ``mean ± std`` over seeds; the training size's column is marked."""
+        task = require_task(task)
+        L = self.train_len
+        if lengths is None:
+            lengths = sorted({1, L, L + 1, 2 * L, 4 * L} & set(self.lengths))
+        lengths = [require_int("lengths", n, minimum=1, maximum=self.test_len) for n in lengths]
+        seeds = (_("{count} seeds").format(count=len(self.seeds)) if len(self.seeds) > 1 else _("1 seed"))
+        head = [_("scheme")] + [f"n = {n}" + (" (L)" if n == L else "") for n in lengths]
+        rows = [f"**{_('task {task!r}, token accuracy ({seeds})').format(task=task, seeds=seeds)}**", "",
+                "| " + " | ".join(head) + " |", "|" + "---|" + "---:|" * len(lengths)]
+        for e in self.encodings:
+            cells = []
+            for n in lengths:
+                v, spread = self.accuracy_at(e, n, task), self.spread_at(e, n, task)
+                cells.append(_("error") if v is None else
+                             f"{v:.{digits}f}" + (f" ± {spread:.{digits}f}" if len(self.seeds) > 1 else ""))
+            rows.append(f"| `{e}` | " + " | ".join(cells) + " |")
+        rows += ["", _("L = {L} is the training size; chance = {chance:.2f}; error = PositionOutOfRangeError.").format(
+            L=L, chance=self.chance)]
+        return "\n".join(rows)
+
     # ---- the trained models ------------------------------------------------------------
     def model(self, encoding: str, task: str = "copy", *, seed: int | None = None) -> TrainedModel:
         """The trained model of ``encoding`` on ``task`` (the first seed unless ``seed=``)."""

@@ -39,23 +39,32 @@ if TYPE_CHECKING:
 __all__ = ["ENCODING_COLORS", "TASK_TITLES", "plot_accuracy", "accuracy_figure", "plot_attention_map",
            "attention_maps_figure", "build_extrapolation", "save_figure_atomic"]
 
-#: One colour per scheme, Okabe-Ito (a derived scheme shares its base's colour with another line style).
-#: "none" is neutral grey; "learned" (orange, square markers) and "learned-extended" (black, dashed) differ in
-#: hue and lightness, so the learned line stays visible where the two coincide (sizes 1..L).
+#: One colour per scheme, Okabe-Ito, so that no two schemes a figure puts in one panel differ by line style alone:
+#: "none" is neutral grey, drawn wide and under the others (a baseline a curve on it still shows over); the three
+#: RoPE variants are green, vermillion and sky blue. "learned-extended" *is* the trained "learned" model (its table
+#: grown), so it keeps its orange, dashed with diamond markers; the plain learned line, wide with square markers, is
+#: drawn under it, so it stays visible where the two coincide (sizes 1..L).
 ENCODING_COLORS = {
     "none": "#999999",
     "learned": OKABE_ITO[1],
-    "learned-extended": OKABE_ITO[7],
+    "learned-extended": OKABE_ITO[1],
     "sinusoidal": OKABE_ITO[0],
     "rope": OKABE_ITO[2],
-    "rope-pi": OKABE_ITO[2],
-    "rope-ntk": OKABE_ITO[2],
+    "rope-pi": OKABE_ITO[5],
+    "rope-ntk": OKABE_ITO[4],
     "alibi": OKABE_ITO[3],
-    "randomized": OKABE_ITO[4],
+    "randomized": OKABE_ITO[7],
 }
 _MARKERS = {"none": "o", "learned": "s", "learned-extended": "D", "sinusoidal": "^", "rope": "v", "rope-pi": "<",
             "rope-ntk": ">", "alibi": "P", "randomized": "X"}
-_STYLES = {"learned-extended": "--", "rope-pi": "--", "rope-ntk": ":"}
+_STYLES = {"learned-extended": "--", "rope-pi": "--", "rope-ntk": "-."}
+#: Lines drawn with their markers (every few sizes) on the curves, beside the colour.
+_MARKED = {"learned": 1, "learned-extended": 4}
+#: Line widths and drawing order (zorder): the wide lines under the others; a highlighted scheme on top of all.
+_WIDTHS = {"none": 3.2, "learned": 3.0}
+_LINE_WIDTH, _HIGHLIGHT_WIDTH = 1.8, 3.0
+_ZORDER = {"none": 2.2, "learned": 2.1}
+_LINE_Z, _HIGHLIGHT_Z = 3.0, 4.0
 #: The reference (source) cells on an attention map: hollow squares, so the cell colour stays visible inside.
 _SOURCE_COLOR = OKABE_ITO[5]
 #: What each task's panel says (in English; :func:`task_title` gives it in the current language).
@@ -84,8 +93,19 @@ def _band(results: "LabResults", encoding: str, task: str) -> tuple[np.ndarray, 
     return np.array(lo), np.array(hi)
 
 
+def _line_style(encoding: str, *, highlight: bool = False) -> dict[str, object]:
+    """How ``encoding``'s mean line is drawn: colour, line style, width, zorder and markers."""
+    style = {"color": ENCODING_COLORS[encoding], "linestyle": _STYLES.get(encoding, "-"),
+             "linewidth": _HIGHLIGHT_WIDTH if highlight else _WIDTHS.get(encoding, _LINE_WIDTH),
+             "zorder": _HIGHLIGHT_Z if highlight else _ZORDER.get(encoding, _LINE_Z)}
+    if encoding in _MARKED:
+        style.update(marker=_MARKERS[encoding], markevery=_MARKED[encoding], markersize=5)
+    return style
+
+
 def plot_accuracy(ax: Axes, results: "LabResults", *, task: str = "copy", encodings: Sequence[str] | None = None,
-                  live: "LabResults | None" = None, legend: bool = True) -> dict[str, object]:
+                  live: "LabResults | None" = None, legend: bool = True, highlight: str | None = None,
+                  context: Sequence[str] = ()) -> dict[str, object]:
     """Draw accuracy against size for ``task`` on ``ax``; return its artists by name.
 
     Names: each encoding (its mean line), ``"train_edge"`` and ``"train_label"`` (the line and text at
@@ -93,8 +113,11 @@ def plot_accuracy(ax: Axes, results: "LabResults", *, task: str = "copy", encodi
     cannot run past ``L`` (a learned table), ``"cannot_run:<encoding>"``: crosses along the bottom at the
     sizes where it raises :class:`~pe_helpers.encodings.PositionOutOfRangeError`. With several seeds the
     band is the range over seeds; ``live`` (a one-seed run, same settings) is drawn as markers over it.
+    ``highlight`` (one of ``encodings``) is drawn wider and on top of every other line; ``context`` names
+    schemes drawn first and without a band, to compare the others with.
     """
     encodings = tuple(encodings or results.encodings)
+    context = tuple(e for e in context if e not in encodings)
     lengths = np.arange(1, results.test_len + 1)
     L = results.train_len
     art: dict[str, object] = {}
@@ -104,16 +127,13 @@ def plot_accuracy(ax: Axes, results: "LabResults", *, task: str = "copy", encodi
                                  transform=ax.get_xaxis_transform())
     art["chance"] = ax.axhline(results.chance, color="0.3", linestyle=":", linewidth=1.2,
                                label=_("chance, 1/{0}").format(round(1 / results.chance)))
-    for e in encodings:
+    for e in (*context, *encodings):
         color = ENCODING_COLORS[e]
-        if len(results.seeds) > 1:
+        if len(results.seeds) > 1 and e not in context:
             lo, hi = _band(results, e, task)
             ax.fill_between(lengths, lo, hi, color=color, alpha=0.18, linewidth=0)
         curve = _curve(results, e, task)
-        learned = e == "learned"
-        (art[e],) = ax.plot(lengths, curve, color=color, linestyle=_STYLES.get(e, "-"), label=e,
-                            linewidth=3.0 if learned else 1.8, zorder=2 if learned else 3,
-                            marker=_MARKERS[e] if learned else None, markersize=5)
+        (art[e],) = ax.plot(lengths, curve, label=e, **_line_style(e, highlight=e == highlight))
         missing = lengths[np.isnan(curve)]
         if len(missing):
             (art[f"cannot_run:{e}"],) = ax.plot(missing, np.full(len(missing), 0.03), linestyle="none", marker="x",
@@ -121,7 +141,7 @@ def plot_accuracy(ax: Axes, results: "LabResults", *, task: str = "copy", encodi
                                                 label=_("{e}: cannot run (no table row)").format(e=e))
         if live is not None and task in live.tasks and e in live.encodings:
             ax.plot(lengths[: live.test_len], _curve(live, e, task), linestyle="none", marker=_MARKERS[e],
-                    markersize=5, color=color, markeredgecolor="white", markeredgewidth=0.5)
+                    markersize=5, color=color, markeredgecolor="white", markeredgewidth=0.5, zorder=_HIGHLIGHT_Z + 0.5)
     ax.set_xlim(0.5, results.test_len + 0.5)
     ax.set_ylim(0.0, 1.12)
     what = (_("mean of {count} seeds, band = range").format(count=len(results.seeds)) if len(results.seeds) > 1
@@ -147,21 +167,24 @@ def _legend_outside(fig: Figure, ax: Axes, where: str, ncols: int) -> object:
 
 
 def accuracy_figure(results: "LabResults", *, live: "LabResults | None" = None,
-                    tasks: Sequence[str] | None = None, encodings: Sequence[str] | None = None) -> FigureHandle:
+                    tasks: Sequence[str] | None = None, encodings: Sequence[str] | None = None,
+                    highlight: str | None = None, context: Sequence[str] = ()) -> FigureHandle:
     """One :func:`plot_accuracy` panel per task, side by side on one accuracy axis, the output's full width;
     artists named ``"<task>:<name>"``. Side by side, not stacked: a stacked pair was twice as tall as a slide
-    has room for, so present mode showed it at 8 px text."""
+    has room for, so present mode showed it at 8 px text. ``highlight`` and ``context``: see :func:`plot_accuracy`
+    (with more than five schemes in a panel, show a few and the rest in a second figure)."""
     tasks = tuple(tasks or results.tasks)
     fig, axes = static_figure(1, len(tasks), height=5.0, sharey=True)
     axes = np.atleast_1d(axes)
     art: dict[str, object] = {}
     for i, (ax, task) in enumerate(zip(axes, tasks)):
-        for name, artist in plot_accuracy(ax, results, task=task, encodings=encodings, live=live,
-                                          legend=False).items():
+        for name, artist in plot_accuracy(ax, results, task=task, encodings=encodings, live=live, legend=False,
+                                          highlight=highlight, context=context).items():
             art[f"{task}:{name}"] = artist
         if i:
             ax.set_ylabel("")  # the shared axis is labelled once, on the left
-    art["legend"] = _legend_outside(fig, axes[0], "upper", 4)
+    entries = len(axes[0].get_legend_handles_labels()[1])
+    art["legend"] = _legend_outside(fig, axes[0], "upper", min(4, -(-entries // 2)))  # two rows, full columns
     return FigureHandle(fig, art)
 
 
@@ -240,7 +263,8 @@ def build_extrapolation(results: "LabResults", *, task: str = "copy") -> FigureH
     ``update(task, encoding, length, weights, source, head=None)`` draws the given ``weights``
     (``[2n+1, 2n+1]``, or ``None`` where the model cannot run) with hollow squares on the ``source``
     cells ``(queries, keys)``, shows ``task``'s curves and moves the markers; it computes nothing.
-    ``head = (layer, head)`` is only written in the title. Artists: ``"map"``, ``"source"``, ``"edge_h"``,
+    The chosen encoding's line is drawn wide and on top of the others (zorder). ``head = (layer, head)`` is only
+    written in the title. Artists: ``"map"``, ``"source"``, ``"edge_h"``,
     ``"edge_v"``, ``"notice"``, ``"map_title"``, ``"cursor"``, ``"dot"``, ``"accuracy"`` (its title), and
     each encoding's line by its name.
     """
@@ -273,9 +297,9 @@ def build_extrapolation(results: "LabResults", *, task: str = "copy") -> FigureH
     settle_layout(fig)
     ax_map.title.set_text("")  # the room stays: map_title, below, is the one that changes
     cannot_run = [a for name, a in acc.items() if name.startswith("cannot_run:")]
-    fig.set_dynamic(*_draw_order(ax_map, [image, source, hline, vline, *ax_map.spines.values(), notice, map_title]),
-                    *_draw_order(ax_acc, [*lines.values(), *cannot_run, acc["train_label"], cursor,
-                                          *ax_acc.spines.values(), dot]))
+    map_dynamic = _draw_order(ax_map, [image, source, hline, vline, *ax_map.spines.values(), notice, map_title])
+    acc_dynamic = [*lines.values(), *cannot_run, acc["train_label"], cursor, *ax_acc.spines.values(), dot]
+    fig.set_dynamic(*map_dynamic, *_draw_order(ax_acc, acc_dynamic))
     art = {"map": image, "source": source, "edge_h": hline, "edge_v": vline, "notice": notice,
            "map_title": map_title, "cursor": cursor, "dot": dot, "accuracy": ax_acc.title, "legend": legend, **acc}
     state: dict[str, object] = {"task": task}
@@ -298,8 +322,10 @@ def build_extrapolation(results: "LabResults", *, task: str = "copy") -> FigureH
             state["task"] = task
         if state.get("encoding") != encoding:
             for e, line in lines.items():
-                line.set_linewidth(3.0 if e == encoding else 1.0)
+                line.set_linewidth(_HIGHLIGHT_WIDTH if e == encoding else 1.0)
                 line.set_alpha(1.0 if e == encoding else 0.35)
+                line.set_zorder(_HIGHLIGHT_Z if e == encoding else _ZORDER.get(e, _LINE_Z))  # the chosen one on top
+            fig.dynamic[len(map_dynamic):] = _draw_order(ax_acc, acc_dynamic)  # the partial redraw stacks them so too
             state["encoding"] = encoding
         size = 2 * n + 1
         accuracy = results.accuracy_at(encoding, n, task)

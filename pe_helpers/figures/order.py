@@ -192,7 +192,8 @@ def plot_sentence_pairs(outputs: Sequence[tuple[str, torch.Tensor]]) -> Figure:
         ax.set_yticks(range(out.shape[0]), tokens(s))
         ax.set_xticks([])
         ax.set_title(f"“{s}”")
-        ax.set_xlabel(_("{n} output dimensions").format(n=out.shape[1]))
+    # one label under all panels: a label per panel ran into its neighbour's at slide size
+    fig.supxlabel(_("{n} output dimensions").format(n=outputs[0][1].shape[1]))
     fig.colorbar(im, ax=list(axes), shrink=0.9, label=_("output value"))
     fig.suptitle(_("Each token keeps its output row when the sentence is reordered (no positions)"))
     return fig

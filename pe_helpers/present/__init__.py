@@ -16,8 +16,9 @@ Time to the first slide: Voilà shows a deck only once its whole notebook has ru
 therefore starts Voilà with a *preheated* kernel (``preheat_kernel``, a pool of one per deck): the
 notebook runs as soon as the server starts, and prints "Deck ready" when it is done; a browser that
 opens the URL after that line gets the rendered deck at once (``benchmarks/present.py`` measures
-it). A minute after someone took the kernel, Voilà prepares the next one in the background, so a
-reload is quick too. A request that comes earlier simply waits for the run already under way, never for a second one.
+it). As soon as someone takes the kernel, Voilà prepares the next one in the background
+(:data:`REFILL_DELAY`), so a reload, or the same link opened on a second machine (the lecturer's laptop, then the
+room's PC), is quick too: it waits at most for the rest of that run, never for a run of its own.
 (Voilà's ``progressive_rendering`` cannot be combined with it and is not supported by the reveal
 template: the slides are laid out only after the last cell.)
 
@@ -42,6 +43,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from ..i18n import _, get_language, set_language
+
 __all__ = ["EDITIONS", "TEMPLATE", "DeckError", "allowed_host", "decks", "find_deck", "main", "slide_numbers",
            "voila_arguments"]
 
@@ -52,10 +55,13 @@ ALLOWED_HOSTS = frozenset({"127.0.0.1", "localhost"})
 DEFAULT_PORT = 8866
 #: Each edition's notebook folder, relative to the repository root (``make present LANG=zh``).
 EDITIONS = {"en": Path("notebooks"), "zh": Path("notebooks") / "zh"}
-#: Seconds after a visitor took the preheated kernel before Voilà prepares the next one (see voila_arguments).
-REFILL_DELAY = 60.0
-#: What the launcher prints when the preheated kernel has run the whole deck (tests and benchmarks wait for it).
-READY_LINE = "Deck ready:"
+#: Seconds after a visitor took the preheated kernel before Voilà prepares the next one (see voila_arguments): none,
+#: so that the next load finds a kernel that has run, or is running, the deck.
+REFILL_DELAY = 0.0
+#: What the launcher prints, by edition, when the preheated kernel has run the whole deck (tests and benchmarks wait
+#: for it).
+READY_LINES = {"en": "Deck ready:", "zh": "幻灯片已就绪："}
+READY_LINE = READY_LINES["en"]
 
 
 class DeckError(ValueError):
@@ -74,14 +80,16 @@ def find_deck(nb: str, nb_dir: Path) -> Path:
         number = "0" + number
     listing = "\n".join(f"    {p.name}" for p in decks(nb_dir)) or "    (none)"
     if not re.fullmatch(r"\d\d", number):
-        raise DeckError(f"NB={nb!r} is not a notebook number; give two digits, e.g. make present NB=03. "
-                        f"Decks in {nb_dir}:\n{listing}")
+        raise DeckError(_("NB={nb!r} is not a notebook number; give two digits, e.g. make present NB=03. "
+                          "Decks in {folder}:\n{listing}").format(nb=nb, folder=nb_dir, listing=listing))
     found = sorted(Path(nb_dir).glob(f"{number}_*.ipynb"))
     if not found:
-        raise DeckError(f"NB='{nb}' matches no {nb_dir}/{number}_*.ipynb; give a notebook number, "
-                        f"e.g. make present NB=03. Decks in {nb_dir}:\n{listing}")
+        raise DeckError(_("NB='{nb}' matches no {folder}/{number}_*.ipynb; give a notebook number, "
+                          "e.g. make present NB=03. Decks in {folder}:\n{listing}").format(
+            nb=nb, folder=nb_dir, number=number, listing=listing))
     if len(found) > 1:
-        raise DeckError(f"NB='{nb}' matches several notebooks: {', '.join(p.name for p in found)}")
+        raise DeckError(_("NB='{nb}' matches several notebooks: {names}").format(
+            nb=nb, names=", ".join(p.name for p in found)))
     return found[0]
 
 
@@ -127,8 +135,9 @@ def voila_arguments(notebook: Path, port: int, token: str) -> list[str]:
         # Run the notebook when the server starts, in a kernel kept for the first visitor (see the docstring).
         "--VoilaConfiguration.preheat_kernel=True",
         "--VoilaConfiguration.default_pool_size=1",
-        # Whoever takes the kernel, the next one (for a reload) is prepared a minute later, not at once: its run
-        # would compete with the first minute of the lecture (and, in the tests, with the walk through the deck).
+        # Whoever takes the kernel, the next one (for a reload or a second browser) is prepared at once. Its run
+        # shares the CPU with the first seconds of the lecture; a minute's delay instead left a reload waiting
+        # up to a minute (57 s measured) in front of the class.
         f"--VoilaKernelManager.fill_delay={REFILL_DELAY}",
     ]
 
@@ -159,7 +168,7 @@ def _voila_app():  # noqa: ANN202 (Voilà is imported only when a deck is served
             super().listen()
 
         async def announce_ready(self) -> None:
-            """Print :data:`READY_LINE` once the preheated kernel has run the whole notebook.
+            """Print the edition's :data:`READY_LINES` once the preheated kernel has run the whole notebook.
 
             Voilà keeps, per notebook, a pool of tasks that each start a kernel and return its
             rendering task (``_pools``: Voilà 0.5's preheat, the version pinned; a test starts the
@@ -172,10 +181,12 @@ def _voila_app():  # noqa: ANN202 (Voilà is imported only when a deck is served
                     content = await pool[0]
                     await content["task"]
                 except Exception as err:  # noqa: BLE001 (a failing notebook: Voilà shows the error in the page)
-                    print(f"The deck {name} could not be prepared ({err!r}); it runs when the page is opened.", flush=True)
+                    print(_("The deck {name} could not be prepared ({err!r}); it runs when the page is opened.").format(
+                        name=name, err=err), flush=True)
                     continue
                 if not content["renderer"].stop_generator:  # nobody took it half-way
-                    print(f"{READY_LINE} {name} has run; the first slide shows as soon as the page is opened.", flush=True)
+                    print(READY_LINES[get_language()] + " " + _(
+                        "{name} has run; the first slide shows as soon as the page is opened.").format(name=name), flush=True)
 
     return PresentVoila
 
@@ -183,9 +194,9 @@ def _voila_app():  # noqa: ANN202 (Voilà is imported only when a deck is served
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m pe_helpers.present",
-        description="Serve one notebook as live Reveal.js slides (Voilà), on 127.0.0.1 with a token.",
-        epilog="Keys in the deck: Space/PageDown next, Shift+Space back, arrows move between sections "
-               "(left/right) and within one (up/down), S speaker notes, F full screen, Esc overview.",
+        description=_("Serve one notebook as live Reveal.js slides (Voilà), on 127.0.0.1 with a token."),
+        epilog=_("Keys in the deck: → (or Space, PageDown, a clicker) next slide, ← (or Shift+Space, PageUp) back, "
+                 "S speaker notes, F full screen, Esc overview."),
     )
     parser.add_argument("nb", nargs="?", help="the deck's notebook number, e.g. 05 (none: list the decks)")
     parser.add_argument("--lang", choices=sorted(EDITIONS), default="en",
@@ -197,15 +208,35 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _language(argv: Sequence[str] | None) -> str:
+    """The edition asked for by ``--lang`` (before the parser runs, so that its help speaks that language too)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    for i, arg in enumerate(argv):
+        value = arg.split("=", 1)[1] if arg.startswith("--lang=") else argv[i + 1] if arg == "--lang" and i + 1 < len(argv) else None
+        if value in EDITIONS:
+            return value
+    return "en"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """List the decks (no ``nb``), or serve one; returns the exit status."""
-    args = _parser().parse_args(argv)
+    """List the decks (no ``nb``), or serve one; returns the exit status. Everything it prints speaks the edition's
+    language (``--lang``)."""
+    before = get_language()
+    set_language(_language(argv))
+    try:
+        return _serve(_parser().parse_args(argv))
+    finally:
+        set_language(before)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    """What :func:`main` does once its arguments are parsed, in the edition's language."""
     if args.nb_dir is None:
         args.nb_dir = EDITIONS[args.lang]
     if not args.nb:
-        print("usage: make present NB=05   (serves notebooks/05_*.ipynb as slides; LANG=zh the Chinese edition; "
-              "PRESENT_PORT=, PRESENT_TOKEN=)")
-        print(f"Decks in {args.nb_dir}:")
+        print(_("usage: make present NB=05   (serves notebooks/05_*.ipynb as slides; LANG=zh the Chinese edition; "
+                "PRESENT_PORT=, PRESENT_TOKEN=)"))
+        print(_("Decks in {folder}:").format(folder=args.nb_dir))
         for path in decks(args.nb_dir):
             print(f"    {path.name[:2]}  {path.name}")
         return 0
@@ -217,9 +248,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     token = args.token or secrets.token_hex(16)
     os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(DATA_DIR), os.environ.get("JUPYTER_PATH", "")]))
     os.environ["PE_PRESENT"] = "1"  # the deck's kernels draw slide-sized text (pe_helpers.figures._base.MIN_FONT_PT)
-    print(f"Presenting {notebook} as slides (code hidden; Space = next slide, S = speaker notes). Open in a browser:")
+    print(_("Presenting {notebook} as slides (code hidden; → or Space = next slide, S = speaker notes). "
+            "Open in a browser:").format(notebook=notebook))
     print(f"    http://127.0.0.1:{args.port}/?token={token}")
-    print("Its notebook runs now: once a line says the deck is ready, the first slide shows at once. "
-          "Stop with Ctrl+C.", flush=True)
+    print(_("Its notebook runs now: once a line says the deck is ready, the first slide shows at once. "
+            "Stop with Ctrl+C."), flush=True)
     _voila_app().launch_instance(argv=voila_arguments(notebook, args.port, token))
     return 0

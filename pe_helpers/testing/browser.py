@@ -824,7 +824,7 @@ NUMBER_SLIDES_JS = """() => {
 
 #: Everything measured on the current slide: overflow, smallest text, app figures. Two animation frames first:
 #: what changed just before (an app that appeared) is laid out, as a person would see it.
-SLIDE_MEASURE_JS = """async ([slideW, slideH]) => {
+SLIDE_MEASURE_JS = r"""async ([slideW, slideH]) => {
     await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
     const current = Array.from(document.querySelectorAll('.reveal .slides section.present'))
         .filter((s) => !s.querySelector('section')).pop();
@@ -873,6 +873,38 @@ SLIDE_MEASURE_JS = """async ([slideW, slideH]) => {
         out.apps.push({share: w / box.width});
     }
     out.text = current.innerText.trim().slice(0, 80);
+    // Budgets. Prose: the characters of text a reader reads on the slide, outside formulas, notes, apps and printouts.
+    const prose = document.createTreeWalker(current, NodeFilter.SHOW_TEXT);
+    out.prose = 0;
+    while ((node = prose.nextNode())) {
+        const el = node.parentElement;
+        if (!el || el.closest('aside.notes, mjx-container, svg, .MathJax, .pe-app, .jupyter-widgets, pre, .jp-OutputArea-output table') || !visible(el)) continue;
+        out.prose += node.textContent.replace(/\s+/g, ' ').trim().length;
+    }
+    // A Markdown table that did not render: a paragraph of the rendered Markdown whose text is pipe-separated cells.
+    out.rawTables = Array.from(current.querySelectorAll('.jp-RenderedMarkdown p, .jp-RenderedMarkdown li'))
+        .filter((p) => visible(p) && /\|\s*:?-{3,}:?\s*\|/.test(p.textContent)).map((p) => p.textContent.trim().slice(0, 60));
+    // Printed text wider than the slide: a printout whose lines wrap (more lines on screen than in the text).
+    out.wrappedPrintouts = [];
+    for (const pre of current.querySelectorAll('.jp-OutputArea-output pre')) {
+        if (!visible(pre) || pre.closest('aside.notes')) continue;
+        const lines = pre.textContent.replace(/\n+$/, '').split('\n').filter((l) => l.trim()).length;
+        const range = document.createRange();
+        range.selectNodeContents(pre);
+        const tops = new Set(Array.from(range.getClientRects()).filter((r) => r.width > 1).map((r) => Math.round(r.top / 2)));
+        const shown = tops.size;
+        if (shown > lines) out.wrappedPrintouts.push(`${lines} line(s) shown as ${shown}: ${JSON.stringify(pre.textContent.trim().slice(0, 50))}`);
+    }
+    // How much of the frame's height the slide's content spans (top of its first block to bottom of its last).
+    let top = Infinity, bottom = -Infinity;
+    for (const el of current.querySelectorAll('.jp-Cell')) {
+        if (!visible(el) || el.closest('aside.notes')) continue;
+        const e = el.getBoundingClientRect();
+        if (e.height === 0) continue;
+        top = Math.min(top, e.top); bottom = Math.max(bottom, e.bottom);
+    }
+    out.filled = bottom > top ? (bottom - top) / (slideH * scale) : 0;
+    out.headingOnly = !!current.querySelector('h1, h2') && current.innerText.trim().split('\n').filter((l) => l.trim()).length <= 3;
     return out;
 }"""
 
@@ -889,6 +921,14 @@ class SlideReport:
     app_shares: list[float] = field(default_factory=list)
     #: Every figure on the slide (:data:`FIGURE_FONTS_JS`): its smallest text on the screen, in px.
     figures: list[dict] = field(default_factory=list)
+    #: Characters of prose on screen (outside formulas, notes, apps and printouts).
+    prose: int = 0
+    #: Markdown tables shown as raw pipes, and printouts whose lines wrap (wider than the slide).
+    raw_tables: list[str] = field(default_factory=list)
+    wrapped_printouts: list[str] = field(default_factory=list)
+    #: The share of the frame's height its content spans; whether it holds only a heading (a section's title slide).
+    filled: float = 0.0
+    heading_only: bool = False
 
 
 def deck_url(server: Server) -> str:
@@ -1290,14 +1330,17 @@ def run_through_cell(page, last_line: str) -> float:  # noqa: ANN001
 def wait_deck_prepared(server: Server, *, timeout: float = FIRST_SLIDE_TIMEOUT) -> float:
     """Wait until ``make present`` says the deck's notebook has run (its preheated kernel); return the seconds.
 
-    The launcher prints "Deck ready: ..." (or "could not be prepared", then the page runs it).
+    The launcher prints "Deck ready: ..." in its edition's language (or "could not be prepared", then the page
+    runs it).
     """
-    from pe_helpers.present import READY_LINE
+    from pe_helpers.present import READY_LINES
+
+    failed = ("could not be prepared", "没能预先准备好")  # the launcher's line when the preheated run failed
 
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
         log = server.log_path.read_text(errors="replace")
-        if READY_LINE in log or "could not be prepared" in log:
+        if any(line in log for line in READY_LINES.values()) or any(f in log for f in failed):
             return time.monotonic() - t0
         if server.process.poll() is not None:
             raise RuntimeError(f"{server.name} exited while its deck was prepared:\n{server.log_tail()}")
@@ -1309,12 +1352,13 @@ def wait_deck_prepared(server: Server, *, timeout: float = FIRST_SLIDE_TIMEOUT) 
 STATE_AFTER_JS = "(old) => location.hash !== old && (" + DECK_STATE_JS + ")()"
 
 
-def press_space(page, old_hash: str, *, timeout: float = 5.0) -> dict | None:  # noqa: ANN001
-    """Press Space and return the deck's new state (:func:`deck_state`), or None if nothing moved (the end).
+def press_next(page, old_hash: str, *, key: str = "Space", timeout: float = 5.0) -> dict | None:  # noqa: ANN001
+    """Press ``key`` (Space, ArrowRight, PageDown: what a keyboard or a clicker sends for "next") and return the deck's
+    new state (:func:`deck_state`), or None if nothing moved (the end).
 
     One wait for the hash to move and the new state (polled every animation frame).
     """
-    page.keyboard.press("Space")
+    page.keyboard.press(key)
     try:
         return page.wait_for_function(STATE_AFTER_JS, arg=old_hash, timeout=timeout * 1000, polling="raf").json_value()
     except Exception:  # noqa: BLE001 (playwright TimeoutError): nothing moved
@@ -1356,7 +1400,7 @@ def go_to_app_slide(page, *, max_steps: int = 200) -> None:  # noqa: ANN001
     for _ in range(max_steps):
         if page.locator(f"{CURRENT_SLIDE} .pe-app").count():
             return
-        state = press_space(page, state["hash"])
+        state = press_next(page, state["hash"])
         if state is None:
             break
     raise AssertionError("Space reached the end of the deck without a slide that shows an app")

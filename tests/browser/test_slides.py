@@ -4,7 +4,7 @@ Per deck, one Voilà server (started with the very command a lecturer types, on 
 notebooks/; the next deck's server starts while this one is walked, so its notebook runs meanwhile)
 and ONE page load: wait for the launcher's "Deck ready" line, open the deck at 1920 x 1080 and time
 the first slide; press Space through the whole deck (every fragment and every slide, vertical ones
-included) and, on each slide once its last fragment is shown, assert that nothing sticks out of the
+included: the decks navigate linearly) and, on each slide once its last fragment is shown, assert that nothing sticks out of the
 1280 x 720 frame or scrolls, that no text outside a formula is under 24 px, nor any figure's text (its PNG's
 smallest font and dpi at the image's on-screen width; the deck's kernels draw with ``PE_PRESENT=1``), and that an app's figure
 takes at least 60 % of the slide's width; on a slide with apps hold an arrow key on each for a second and drag a
@@ -12,7 +12,8 @@ handle across its range, clicking another option half-way (``stress_app``): at r
 full-resolution render of exactly what its controls read, pixel for pixel a fresh render of those values, with a
 fresh app's caption (deck 03 first moves one control with a key press, ``move_app_control``, for the Chinese deck's
 comparison). Then resize the same page to 1280 x 720 (reveal.js
-lays the deck out again), go back to the first slide with Home, walk again and check the fit, saving
+lays the deck out again), go back to the first slide with Home, walk again with → alone (what a presenter's clicker
+sends; it must visit every slide, vertical ones included) and check the fit, saving
 a screenshot of every slide under build/screenshots/slides/NN/ (JPEG: a fifth of a PNG's time); then make the last
 slide almost empty, let reveal.js lay it out, put a block nearly as tall as the frame on it (an output that arrives
 after its slide is shown) and check that the deck centres it again. Every app is
@@ -38,6 +39,7 @@ from pathlib import Path
 import pytest
 
 from pe_helpers.figures._base import MIN_SLIDE_TEXT_PX
+from pe_helpers.present.budgets import FILL_EXCEPTIONS, MIN_FILLED
 
 from pe_helpers.testing import browser as pb
 
@@ -52,6 +54,8 @@ ORDER = [*DECKS, ZH_KEY]
 LOOKAHEAD = 1
 #: Seconds Voilà gets to shut its kernels down before its process group is killed (the copies are throwaway).
 STOP_GRACE = 3.0
+#: The one key each walk presses, by viewport: Space, and → as a clicker sends it.
+WALK_KEYS = {"1920x1080": "Space", "1280x720": "ArrowRight"}
 #: Deck ZH_DECK's first app after its move in English: (control, new value, figure), for the Chinese deck to differ from.
 _ENGLISH_MOVE: dict[str, tuple[str, str, str]] = {}
 
@@ -148,10 +152,11 @@ def _made_with(deck: str) -> dict:
     return {"extrapolation_app": {"results": reference_models(("none", "learned", "rope"), tasks=("lookback",))}}
 
 
-def _walk(page, *, total: int, shots: Path | None, move_apps: bool,  # noqa: ANN001
+def _walk(page, *, total: int, shots: Path | None, move_apps: bool, next_key: str = "Space",  # noqa: ANN001
           figures: list[str] | None = None, app_cells: list[int] | None = None,
           size: str = "", rests: list | None = None, made_with: dict | None = None) -> tuple[dict[str, pb.SlideReport], list]:
-    """Space through the whole deck from the first slide; measure each slide once its fragments are all shown
+    """Step through the whole deck from the first slide with ``next_key`` alone (Space, or → as a clicker sends it); measure
+    each slide once its fragments are all shown
     (and once the apps of its ``app_cells``, Voilà's cell numbers, are there).
 
     With ``move_apps``, one control of every app is moved; ``figures`` collects each app's figure after it; with
@@ -178,6 +183,8 @@ def _walk(page, *, total: int, shots: Path | None, move_apps: bool,  # noqa: ANN
             report.smallest_text_px = m.get("smallest") or 0.0
             report.app_shares = [a["share"] for a in m["apps"]]
             report.figures = pb.figure_fonts(page, pb.CURRENT_SLIDE)
+            report.prose, report.raw_tables = m["prose"], m["rawTables"]
+            report.wrapped_printouts, report.filled, report.heading_only = m["wrappedPrintouts"], m["filled"], m["headingOnly"]
             if move_apps and m["apps"]:
                 for i, app in enumerate(pb.iter_apps(page, pb.CURRENT_SLIDE)):
                     if rests is None or figures is not None:  # one key press; the held key and drag check more
@@ -201,7 +208,7 @@ def _walk(page, *, total: int, shots: Path | None, move_apps: bool,  # noqa: ANN
                 pb.save_slide_screenshot(page, shots / f"{report.number:02d}.jpg")
             if state["index"] == total - 1:
                 return reports, moves
-        state = pb.press_space(page, state["hash"])
+        state = pb.press_next(page, state["hash"], key=next_key)
         if state is None:
             return reports, moves
 
@@ -211,7 +218,7 @@ def _problems(deck: str, notebook: Path, total: int, walks: dict[str, dict[str, 
     problems = []
     for size, reports in walks.items():
         if len(reports) != total:
-            problems.append(f"Space visited {len(reports)} slides of {total} at {size}")
+            problems.append(f"{WALK_KEYS[size]} alone visited {len(reports)} slides of {total} at {size}")
         for r in reports.values():
             problems += [f"slide {r.number} at {size} ({r.text[:50]!r}): {p}" for p in r.problems]
     big = walks["1920x1080"]
@@ -228,6 +235,7 @@ def _problems(deck: str, notebook: Path, total: int, walks: dict[str, dict[str, 
                                 f"{MIN_SLIDE_TEXT_PX:.0f}; the deck's kernels draw with PE_PRESENT=1)")
         problems += [f"slide {r.number} ({r.text[:50]!r}): an app's figure takes {s:.0%} of the slide's width "
                      f"(at least {pb.MIN_APP_FIGURE_SHARE:.0%})" for s in r.app_shares if s < pb.MIN_APP_FIGURE_SHARE]
+    problems += _over_budget(deck, walks["1280x720"])
     apps = sum(len(r.app_shares) for r in big.values())
     if pb.imports_apps(json.loads(notebook.read_text())) and not apps:
         problems.append("the notebook shows slider apps but no slide holds one (.pe-app)")
@@ -245,6 +253,20 @@ def _problems(deck: str, notebook: Path, total: int, walks: dict[str, dict[str, 
             problems.append(f"the deck shows {verdict!r} (checks and solutions must be skipped in the deck)")
     if not notes:
         problems.append("the deck has no speaker notes (cells with slide_type 'notes')")
+    return problems
+
+
+def _over_budget(deck: str, reports: dict[str, pb.SlideReport]) -> list[str]:
+    """The rendered slides over a budget: nearly empty, a raw Markdown table, a printout wider than the slide.
+    (Prose and printed widths are checked from the notebooks of both editions: tests/test_slide_budgets.py.)"""
+    problems = []
+    for r in reports.values():
+        what = f"slide {r.number} ({r.text[:50]!r})"
+        excused = any(deck == d and r.text.startswith(start) for d, start in FILL_EXCEPTIONS)
+        if r.filled < MIN_FILLED and not r.heading_only and not excused:
+            problems.append(f"{what}: its content spans {r.filled:.0%} of the frame's height (at least {MIN_FILLED:.0%})")
+        problems += [f"{what}: a Markdown table shown as raw text: {t!r}" for t in r.raw_tables]
+        problems += [f"{what}: a printout wider than the slide: {w}" for w in r.wrapped_printouts]
     return problems
 
 
@@ -284,14 +306,15 @@ def test_deck_fits_every_slide_and_its_apps_respond(deck_server: pb.Server, page
         app_cells = pb.app_cell_indices(json.loads(notebook.read_text())["cells"])
         rests: list = []
         walks["1920x1080"], moves = _walk(page, total=total, shots=shots, move_apps=True,
-                                          figures=figures if deck == ZH_DECK else None,
+                                          next_key=WALK_KEYS["1920x1080"], figures=figures if deck == ZH_DECK else None,
                                           app_cells=app_cells, size="1920x1080", rests=rests,
                                           made_with=_made_with(deck))
         if deck == ZH_DECK and moves:
             _ENGLISH_MOVE[deck] = (moves[0].control, moves[0].new_value, figures[0])
         page.set_viewport_size(pb.SLIDE_VIEWPORTS[1])  # the same page: reveal.js lays the deck out again
         pb.go_to_first_slide(page)
-        walks["1280x720"], _ = _walk(page, total=total, shots=shots, move_apps=False, size="1280x720")
+        walks["1280x720"], _ = _walk(page, total=total, shots=shots, move_apps=False, size="1280x720",
+                                     next_key=WALK_KEYS["1280x720"])
         late = pb.grow_current_slide(page)  # the last slide, as if an output arrived after it was shown
     except Exception:
         page.screenshot(path=str(shots / "FAILED.png"))
@@ -300,6 +323,9 @@ def test_deck_fits_every_slide_and_its_apps_respond(deck_server: pb.Server, page
         pb.TIMINGS.append((f"slides {deck}: ready {prepared:.1f} s after the test began waiting, first slide "
                            f"{first:.1f} s after the request, {total} slides", time.monotonic() - t0))
     problems = _problems(deck, notebook, total, walks, rests, body, code, notes, offsite)
+    (shots / "budgets.json").write_text(json.dumps(  # what each slide holds, beside its screenshot
+        [{k: getattr(r, k) for k in ("number", "hash", "text", "prose", "filled", "heading_only", "raw_tables",
+                                     "wrapped_printouts")} for r in walks["1280x720"].values()], indent=1))
     for number, i, rest in rests:  # held and dragged: at rest, the sharp render of what the controls read
         found = [rest] if isinstance(rest, str) else rest.problems
         problems += [f"slide {number}, app {i}: {p}" for p in found]
