@@ -335,7 +335,7 @@ assert check_concatenated_to_interleaved(concatenated_to_interleaved)
 # inherits that error: about $10^{-3}$ near position $10^5$ and $10^{-2}$ near $10^6$.
 # `pe_helpers.sinusoidal` forms the angles in float64 and rounds only the final values (error below $10^{-6}$).
 #
-# The notebook runs the seed's code verbatim (the next cell; a slide shows only what it prints):
+# The seed's code, run verbatim in the notebook, prints:
 
 # %% slideshow={"slide_type": "fragment"}
 def sinusoidal_position_embedding(seq_len: int, dim: int, base: float = 10000.0):

@@ -70,18 +70,20 @@ def gettext(message: str) -> str:
 _ = gettext
 
 
-class LazyText(str):
-    """A message defined at import time that speaks the language current when it is shown.
+class LazyText:
+    """A message defined at import time that speaks the language current *whenever it is used*.
 
-    As a ``str`` it is the English text (so ``in``, ``==`` and ``len`` work as on the msgid); ``str()``,
-    ``format()`` and f-strings give its translation, formatted with the fields it was made with.
-    Made by :func:`lazy_`.
+    Not a ``str``: every use translates it again, so nothing can freeze it in the language of the moment it was
+    made or leak the English msgid. ``str()``, ``format()``, f-strings, ``+``, ``==``, ``in``, ``len`` and every
+    string method (``.split()``, ``.startswith()``, ...) work on the current translation, formatted with the fields
+    it was made with; where Python insists on a real ``str`` (``", ".join([t])``), it raises ``TypeError`` instead of
+    answering in the wrong language: write ``str(t)``. Made by :func:`lazy_`.
     """
 
-    def __new__(cls, message: str, *args: object, **fields: object) -> "LazyText":
-        self = super().__new__(cls, message.format(*args, **fields) if args or fields else message)
+    __slots__ = ("message", "args", "fields")
+
+    def __init__(self, message: str, *args: object, **fields: object) -> None:
         self.message, self.args, self.fields = message, args, fields
-        return self
 
     def __str__(self) -> str:
         text = gettext(self.message)
@@ -89,6 +91,32 @@ class LazyText(str):
 
     def __format__(self, spec: str) -> str:
         return format(str(self), spec)
+
+    def __repr__(self) -> str:
+        return f"lazy_({self.message!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return str(self) == str(other) if isinstance(other, (str, LazyText)) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+    def __add__(self, other: object) -> str:
+        return str(self) + other if isinstance(other, str) else NotImplemented
+
+    def __radd__(self, other: object) -> str:
+        return other + str(self) if isinstance(other, str) else NotImplemented
+
+    def __contains__(self, part: str) -> bool:
+        return part in str(self)
+
+    def __len__(self) -> int:
+        return len(str(self))
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(str(self), name)
 
 
 def lazy_(message: str, *args: object, **fields: object) -> LazyText:

@@ -39,7 +39,7 @@ def test_every_named_mistake_is_rejected_with_its_own_message(exercise) -> None:
     for mistake in exercise.mistakes:
         result = run_exercise(exercise, mistake.fn, quiet=True)
         assert not result and result.mistake == mistake.name, (mistake.name, str(result))
-        assert mistake.why in result.message
+        assert str(mistake.why) in result.message
         _assert_short(result.message)
         reasons[mistake.name] = mistake.why
     assert len(set(reasons.values())) == len(reasons), f"{exercise.title}: two mistakes share a message"

@@ -126,3 +126,19 @@ def test_switching_language_translates_and_english_is_the_default():
     assert i18n.gettext(message) == message
     with pytest.raises(ValueError, match="lang must be one of 'en', 'zh'"):
         i18n.set_language("fr")
+
+
+def test_lazy_text_speaks_the_current_language_in_every_use_and_cannot_leak_the_other() -> None:
+    """A lazy message is translated whenever it is used; where Python needs a real str it refuses, never answering
+    in the language it was made in."""
+    t = i18n.lazy_("{count} seeds", count=1)
+    try:
+        for lang, want in (("en", "1 seeds"), ("zh", "1 个种子")):
+            i18n.set_language(lang)
+            assert str(t) == f"{t}" == format(t, "") == t + "" == "" + t == want
+            assert t == want and len(t) == len(want) and want[-1] in t and t.split()[0] == "1"
+            assert ", ".join([str(t)]) == want
+            with pytest.raises(TypeError):
+                ", ".join([t])  # a str is required: never the msgid in the wrong language
+    finally:
+        i18n.set_language("en")
