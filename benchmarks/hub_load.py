@@ -12,6 +12,7 @@ students, their starts staggered by ``--stagger`` seconds. Each student, over HT
    the new image arrives (**app update**);
 4. calls a checker on the package's own function (``check_sinusoidal``).
 
+``--threads 1 2`` runs each N with one and with two torch threads per kernel (the hub's default is one).
 Reported per N: spawn p50/p95, cell and app-update p50/p95, errors, and at the end, with the students still
 connected: the CPU seconds and peak resident memory of each student's server and kernels (``/proc``), and the
 hub's and the proxy's memory. The sizing table in TEACHING.md is derived from these figures.
@@ -132,17 +133,18 @@ def _student(running: th.HubProcess, name: str, password: str, result: Result, d
         done.wait()
 
 
-def run(n: int, stagger: float, base: Path) -> dict:
-    running = th.start_hub(base / f"hub-{n}", students=n, edition="full")
+def run(n: int, stagger: float, base: Path, threads: int = 1) -> dict:
+    running = th.start_hub(base / f"hub-{n}-{threads}", students=n, edition="full",
+                           env={"PE_HUB_THREADS": str(threads)})
     try:
         passwords = th.passwords(running.run_dir)
-        result, done, threads = Result(), threading.Event(), []
+        result, done, workers = Result(), threading.Event(), []
         t0 = time.monotonic()
         for i in range(1, n + 1):
             name = f"student{i:02d}"
             t = threading.Thread(target=_student, args=(running, name, passwords[name], result, done))
             t.start()
-            threads.append(t)
+            workers.append(t)
             time.sleep(stagger)
         while sum(1 for _ in result.spawn) + len(result.errors) < n or \
                 len(result.updates) + MOVES * len(result.errors) < MOVES * n:
@@ -163,7 +165,7 @@ def run(n: int, stagger: float, base: Path) -> dict:
         hub_pids = [p for p in pids if "-m jupyterhub " in _cmdline(p) + " " and "singleuser" not in _cmdline(p)]
         proxy_pids = [p for p in pids if "configurable-http-proxy" in _cmdline(p)]
         done.set()
-        for t in threads:
+        for t in workers:
             t.join(120)
         return {"n": n, "wall": wall, "result": result, "per_student": per_student,
                 "hub_mb": _usage(hub_pids)[1], "proxy_mb": _usage(proxy_pids)[1]}
@@ -175,20 +177,22 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--students", type=int, nargs="+", default=[1, 4])
     parser.add_argument("--stagger", type=float, default=2.0, help="seconds between two students' starts")
+    parser.add_argument("--threads", type=int, nargs="+", default=[1],
+                        help="torch threads per kernel (OMP_NUM_THREADS); the hub's default is 1")
     args = parser.parse_args()
     if not (REPO / "deploy" / "hub" / "node_modules" / ".bin" / "configurable-http-proxy").exists():
         print("configurable-http-proxy is missing: make hub installs it", file=sys.stderr)
         return 2
     print(f"machine: {os.cpu_count()} cores; load {os.getloadavg()[0]:.2f} before")
-    print(f"{'N':>3} | {'spawn p50/p95 s':>15} | {'cell p50/p95 s':>14} | {'app p50/p95 ms':>15} | "
+    print(f"{'N':>3} | {'thr':>3} | {'spawn p50/p95 s':>15} | {'cell p50/p95 s':>14} | {'app p50/p95 ms':>15} | "
           f"{'CPU-s/student':>13} | {'MB/student':>10} | {'hub MB':>6} | {'proxy MB':>8} | errors")
     with tempfile.TemporaryDirectory(prefix="pe-hub-load-") as tmp:
-        for n in args.students:
-            r = run(n, args.stagger, Path(tmp))
+        for n, threads in [(n, t) for n in args.students for t in args.threads]:
+            r = run(n, args.stagger, Path(tmp), threads)
             res = r["result"]
             cpu = statistics.mean(c for c, _ in r["per_student"]) if r["per_student"] else float("nan")
             mb = statistics.mean(m for _, m in r["per_student"]) if r["per_student"] else float("nan")
-            print(f"{n:>3} | {_pct(res.spawn, .5):6.1f} / {_pct(res.spawn, .95):6.1f} | "
+            print(f"{n:>3} | {threads:>3} | {_pct(res.spawn, .5):6.1f} / {_pct(res.spawn, .95):6.1f} | "
                   f"{_pct(res.cells, .5):5.2f} / {_pct(res.cells, .95):5.2f} | "
                   f"{1000 * _pct(res.updates, .5):6.0f} / {1000 * _pct(res.updates, .95):6.0f} | "
                   f"{cpu:13.1f} | {mb:10.0f} | {r['hub_mb']:6.0f} | {r['proxy_mb']:8.0f} | {len(res.errors)}",

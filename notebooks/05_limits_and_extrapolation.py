@@ -520,7 +520,7 @@ for e in live.encodings:
 #
 # The attention of the live RoPE model's *copy head* (the head whose weight falls most on the token to output),
 # at $n = L$ and $n = 4L$. The hollow orange squares are where a perfect look-back looks (3 places back); the grey lines
-# mark position $2L + 1$, the first one no training sequence reached. The head stays on the line far past it.
+# mark position $2L + 1$, the first one no training sequence reached. Past it, the head slowly drifts off the line.
 
 # %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 rope = live.model("rope", "lookback")
@@ -560,8 +560,8 @@ display(extrapolation_app(results=live, task="lookback", encoding="rope", length
 # $$\cos\big(PE(i), PE(i+k)\big) = \frac{2}{d}\sum_{m<d/2} \cos(k\,\omega_m)\quad\text{for every } i .$$
 #
 # A learned table $p_0..p_{2L}$ has no such rule: "3 apart" at position 2 and "3 apart" at position 12 are two
-# unrelated pairs of vectors. **Measure it** in the table the live `learned` model just trained, even though its
-# task (look 3 back) is nothing but an offset.
+# unrelated pairs of vectors. **Measure it** in the table of the live `learned` model (seed 0 as shipped, or as
+# **train now** retrained it), even though its task (look 3 back) is nothing but an offset.
 
 # %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 def offset_cosines(table: torch.Tensor, k: int) -> torch.Tensor:

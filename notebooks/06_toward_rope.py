@@ -256,7 +256,7 @@ assert check_rope_pair(rotate_pair)
 # >
 # > so using it on $(a, b) = (x, y)$ turns the pair backwards. Backwards for both $q$ and $k$ still gives a score that
 # > depends only on $m - n$, but with the direction flipped, $q^\top\mathcal{R}_{m-n}k$ instead of $q^\top\mathcal{R}_{n-m}k$; such a model
-# > does not match weights trained with the usual sign. The checker calls this mistake `wrong-sign`:
+# > does not match weights trained with the usual sign. The checker calls this mistake `wrong-sign`.
 
 # %% slideshow={"slide_type": "skip"}
 wrong = example_rope_mistakes("6.1")["wrong-sign"]  # (a, b) turned by -θ
@@ -350,7 +350,7 @@ print(f"half layout without the permutation: scores off by up to {gap:.2f}")
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # > **Misconception:** "interleaved and half-split RoPE are different encodings" (or: "the layout does not matter").
 # > Both are half true: a model converts exactly, but weights run with the other layout *without* permuting $W_Q$ and
-# > $W_K$ get wrong scores (the gap above; exercise 6.3's checker calls this mix-up `half-layout`):
+# > $W_K$ get wrong scores (the gap above; exercise 6.3's checker calls this mix-up `half-layout`).
 
 # %% slideshow={"slide_type": "skip"}
 result = check_rope_attention(example_rope_mistakes("6.3")["half-layout"], quiet=True)
@@ -578,7 +578,7 @@ assert round(float(a32[1857, 1]), 2) == 1044.27 and float(a16[1857, 1]) == 1045.
 print(f"largest error of the cos table: {worst:.2f}")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# ## 5 · Side by side: five ways to give attention a sense of order
+# ## 5 · Side by side: the ways to give attention a sense of order
 #
 # **Claim.** The schemes of this collection differ in *what* carries position, *where* it enters, whether the values
 # carry it, and whether the score sees relative distance directly. Past the training length $L$ only an experiment
@@ -614,11 +614,6 @@ display(Markdown(format_comparison_matrix(rows)))
 # %% slideshow={"slide_type": "skip"}
 display(Markdown(format_comparison_table(rows)))
 
-# %% [markdown] slideshow={"slide_type": "fragment"}
-# > **Misconception:** "sinusoidal encodings (or RoPE) extrapolate because they can be computed at any position". Being
-# > able to compute an encoding for a longer position is not the same as the model having learned to use it: the lab row
-# > of each scheme says what actually happened past $L$.
-
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **What the lab says** (the notebook asserts each point):
 #
@@ -630,6 +625,11 @@ display(Markdown(format_comparison_table(rows)))
 # - **ALiBi.** The gentlest on copy, no better than the absolute schemes on look-back.
 # - **No PE with a causal mask.** The mask alone teaches order, but it is the weakest at $n \le L$ on copy, and it
 #   collapses too.
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# > **Misconception:** "sinusoidal encodings (or RoPE) extrapolate because they can be computed at any position". Being
+# > able to compute an encoding for a longer position is not the same as the model having learned to use it: the lab row
+# > of each scheme says what actually happened past $L$.
 
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
 # *Speaker notes.* The numbers are mean token accuracies over the sizes named in the table's columns.

@@ -295,11 +295,12 @@ VERDICT_SYMBOLS = {"holds": "✓", "degrades": "~", "collapses": "✗", "cannot 
 
 
 def _matrix_cell(outcome: LabOutcome | None, which: str) -> str:
-    """``"0.79 ~"``: the mean accuracy ``which`` (``"near"`` or ``"far"``) of ``outcome`` with its verdict's symbol."""
+    """The verdict symbol of ``outcome``'s mean accuracy ``which`` (``"near"`` or ``"far"``), bold to be seen from the
+    back row: ✓ holds, ~ degrades, ✗ collapses, — cannot run."""
     value = None if outcome is None else getattr(outcome, which)
     if value is None:
         return VERDICT_SYMBOLS["cannot run"]
-    return f"{value:.2f} {VERDICT_SYMBOLS[getattr(outcome, which + '_verdict')]}"
+    return f"**{VERDICT_SYMBOLS[getattr(outcome, which + '_verdict')]}**"
 
 
 def _unbroken(label: str) -> str:
@@ -309,12 +310,14 @@ def _unbroken(label: str) -> str:
 
 
 def format_comparison_matrix(rows: Sequence[ComparisonRow]) -> str:
-    """The rows of :func:`comparison_table` compact enough for a slide, as Markdown: one row per scheme, a symbol
-    or a short number per cell (where position enters, ✓/✗ for the two measured properties, token accuracy with a
-    verdict symbol past the training length ``L``), and a one-line legend under the table.
+    """The rows of :func:`comparison_table` as a matrix to read in seconds, as Markdown: one row per scheme, where
+    position enters, then one symbol per cell, ✓ always the good outcome: V free of position, relative distance
+    explicit, and the lab's verdicts past the training length ``L`` (✓ holds, ~ degrades, ✗ collapses); a one-line
+    legend under it.
 
-    The numbers are the rows' own (the full sentences are :func:`format_comparison_table`'s); the labels speak
-    the current language (:func:`pe_helpers.set_language`).
+    The numbers behind the verdicts are the rows' own (the full sentences are :func:`format_comparison_table`'s, the
+    accuracies :meth:`pe_helpers.extrapolation.LabResults.table_markdown`'s); the labels speak the current language
+    (:func:`pe_helpers.set_language`).
     """
     if not rows:
         return ""
@@ -324,23 +327,23 @@ def format_comparison_matrix(rows: Sequence[ComparisonRow]) -> str:
              "alibi": "ALiBi", "none": _("no PE + causal mask")}
     first = rows[0].lab
     (a, b), (c, e) = first.near_span, first.far_span
-    head = [_("scheme"), _("position enters"), _("V carries position"), _("relative distance explicit"),
-            _("copy, n ≤ {L}").format(L=first.train_len), _("copy, n = {a}–{b}").format(a=a, b=b),
-            _("copy, n = {a}–{b}").format(a=c, b=e)]
+    head = [_("scheme"), _("position enters"), _("V free of position"), _("relative distance explicit"),
+            _("copy, n = {a}–{b}").format(a=a, b=b), _("copy, n = {a}–{b}").format(a=c, b=e)]
     lookback = any(r.lookback is not None for r in rows)
     if lookback:
         head += [_("look-back, n = {a}–{b}").format(a=a, b=b), _("look-back, n = {a}–{b}").format(a=c, b=e)]
     head = head[:4] + [_unbroken(h) for h in head[4:]]
     body = []
     for r in rows:
-        cells = [names.get(r.key, r.scheme), where.get(r.key, ""), "✓" if r.value_carries_position else "✗",
-                 "✓" if r.score_dependence == "offset-only" else "✗", f"{r.lab.in_distribution:.2f}",
+        cells = [names.get(r.key, r.scheme), where.get(r.key, ""),
+                 "**✗**" if r.value_carries_position else "**✓**",
+                 "**✓**" if r.score_dependence == "offset-only" else "**✗**",
                  _matrix_cell(r.lab, "near"), _matrix_cell(r.lab, "far")]
         if lookback:
             cells += [_matrix_cell(r.lookback, "near"), _matrix_cell(r.lookback, "far")]
         body.append(cells)
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * 2 + ":---:|" * 2 + "---:|" * (len(head) - 4)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * 2 + ":---:|" * (len(head) - 2)]
     lines += ["| " + " | ".join(cells) + " |" for cells in body]
-    legend = _("✓ yes, or holds past L · ~ degrades · ✗ no, or collapses (accuracy above chance kept: ≥ 90 %, "
-               "35–90 %, < 35 %) · — cannot run · token accuracy, mean over seeds; chance = {chance:.2f}")
-    return "\n".join([*lines, "", legend.format(chance=first.chance)])
+    legend = _("✓ holds (keeps ≥ 90 % of its accuracy above chance, L = {L}) · ~ degrades (35–90 %) · ✗ collapses "
+               "(< 35 %) · — cannot run")
+    return "\n".join([*lines, "", legend.format(L=first.train_len)])

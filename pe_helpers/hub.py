@@ -169,7 +169,8 @@ def configure(c, env: Mapping[str, str] = os.environ) -> None:  # noqa: ANN001 -
     c.Spawner.default_url = "/lab/tree/pe-notebooks"
     c.Spawner.notebook_dir = str(run / "users" / "{username}")
     c.Spawner.pre_spawn_hook = lambda spawner: copy_course(source, Path(spawner.home_dir))
-    c.Spawner.environment = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PATH": f"{venv_bin}:/usr/bin:/bin"}
+    threads = env.get("PE_HUB_THREADS", "1")  # per kernel; benchmarks/hub_load.py --threads compares
+    c.Spawner.environment = {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "PATH": f"{venv_bin}:/usr/bin:/bin"}
     c.Spawner.mem_limit = MEM_LIMIT
     c.Spawner.args = [f"--MappingKernelManager.cull_idle_timeout={IDLE_KERNEL_SECONDS}",
                       "--MappingKernelManager.cull_interval=300",

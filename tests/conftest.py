@@ -51,12 +51,16 @@ BROWSER_DIR = "tests/browser/"
 #: while the other worker is still a lean process. A fork copies the page tables of the whole process: after the
 #: app tests a worker holds about 2 GB and the same 300 checks took 47 s of CPU instead of 10 s.
 FORKING = ("tests/test_checks_", "tests/test_bug_zoo.py", "tests/test_reasoning_exercises.py")
+#: The longest single test outside the browser's (a JupyterHub, two students' servers and kernels: 15–30 s): it
+#: starts first on another worker, beside the browser tests, instead of last and alone at the end of the run.
+EARLY = ("tests/test_hub.py",)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The browser tests first, then the forking checker tests, then the rest (with ``--no-loadscope-reorder``
+    """The browser tests first, then the hub, the forking checker tests, then the rest (with ``--no-loadscope-reorder``
     xdist hands out files in this order; ``sort`` is stable, so each group keeps its own order)."""
-    items.sort(key=lambda item: 0 if item.nodeid.startswith(BROWSER_DIR) else 1 if item.nodeid.startswith(FORKING) else 2)
+    items.sort(key=lambda item: 0 if item.nodeid.startswith(BROWSER_DIR) else 1 if item.nodeid.startswith(EARLY)
+               else 2 if item.nodeid.startswith(FORKING) else 3)
 
 
 #: The niceness every worker takes for the tests that are not the browser's (``os.nice``): the browser tests hold a

@@ -85,6 +85,15 @@ def test_the_hub_says_what_is_wrong_before_starting(tmp_path: Path, capsys: pyte
     assert not (tmp_path / "passwords.txt").exists()  # nothing written before the checks pass
 
 
+def test_the_hub_names_a_missing_proxy(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hub, "PROXY", tmp_path / "configurable-http-proxy")
+    assert hub.main(["serve", "--dir", str(tmp_path), "--edition", "full"]) == 2
+    err = capsys.readouterr().err
+    assert "configurable-http-proxy is missing" in err and "npm" in err
+    assert not (tmp_path / "passwords.txt").exists()
+
+
 def test_passwords_are_salted_hashes_checked_in_constant_time(tmp_path: Path) -> None:
     stored = hub.hash_password("correct horse")
     assert stored != hub.hash_password("correct horse")  # a salt of its own

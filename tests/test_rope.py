@@ -227,17 +227,17 @@ def test_comparison_matrix_is_compact_and_speaks_the_current_language() -> None:
     text = raw.replace("\u00a0", " ").replace("\u2060", "")
     table, legend = text.split("\n\n")
     lines = table.splitlines()
-    assert len(lines) == len(rows) + 2 and "\n" not in legend and "chance = 0.10" in legend
+    assert len(lines) == len(rows) + 2 and "\n" not in legend and "L = 4" in legend
     cells = [[c.strip() for c in line.strip("|").split("|")] for line in lines]
-    assert len({len(c) for c in cells}) == 1 and len(cells[0]) == 9, "every row has the header's 9 cells"
-    assert cells[0][4:] == ["copy, n ≤ 4", "copy, n = 5–5", "copy, n = 9–16", "look-back, n = 5–5",
-                            "look-back, n = 9–16"]
+    assert len({len(c) for c in cells}) == 1 and len(cells[0]) == 8, "every row has the header's 8 cells"
+    assert cells[0][2:] == ["V free of position", "relative distance explicit", "copy, n = 5–5", "copy, n = 9–16",
+                            "look-back, n = 5–5", "look-back, n = 9–16"]
     by = {row.key: c for row, c in zip(rows, cells[2:])}
-    # the same numbers as the rows, a symbol per verdict: no cell holds a sentence
-    assert by["learned"][2:] == ["✓", "✗", "1.00", "—", "—", "—", "—"]
-    assert by["sinusoidal"][4:7] == ["0.90", "0.50 ~", "0.10 ✗"]
-    assert by["rope"][2:4] == ["✗", "✓"] and by["rope"][7:] == ["1.00 ✓", "1.00 ✓"]
-    assert by["none"][2:4] == ["✗", "✗"] and by["none"][5] == "0.97 ✓"
+    # one symbol per cell, ✓ always the good outcome (V *free* of position), no number and no sentence
+    assert by["learned"][2:] == ["**✗**", "**✗**", "—", "—", "—", "—"]
+    assert by["sinusoidal"][4:6] == ["**~**", "**✗**"]
+    assert by["rope"][2:4] == ["**✓**", "**✓**"] and by["rope"][6:] == ["**✓**", "**✓**"]
+    assert by["none"][2:4] == ["**✓**", "**✗**"] and by["none"][4] == "**✓**"
     assert max(len(c) for row in cells[2:] for c in row) <= 20
     assert "look-back" not in format_comparison_matrix(comparison_table(_fake_results()))
     assert format_comparison_matrix([]) == ""
@@ -246,9 +246,9 @@ def test_comparison_matrix_is_compact_and_speaks_the_current_language() -> None:
         zh = format_comparison_matrix(rows).replace("\u00a0", " ").replace("\u2060", "")
     finally:
         set_language("en")
-    assert "复制，n ≤ 4" in zh and "回看，n = 9–16" in zh and "随机水平 = 0.10" in zh
+    assert "V 不含位置" in zh and "回看，n = 9–16" in zh and "✓ 保持" in zh
     assert [line.count("|") for line in zh.splitlines()[:7]] == [line.count("|") for line in lines]
-    assert "0.50 ~" in zh and "0.10 ✗" in zh, "the same numbers in both languages"
+    assert "**~**" in zh and "**✗**" in zh, "the same verdicts in both languages"
 
 
 def test_lab_outcome_spans() -> None:

@@ -77,12 +77,13 @@ class HubProcess:
 
 
 def start_hub(run_dir: Path, *, students: int = 3, edition: str = "student", lang: str = "en",
-              timeout: float = 60.0) -> HubProcess:
-    """``python -m pe_helpers.hub serve`` on free ports with its state in ``run_dir``; returns once it answers."""
+              timeout: float = 60.0, env: dict[str, str] | None = None) -> HubProcess:
+    """``python -m pe_helpers.hub serve`` on free ports with its state in ``run_dir`` (``env``: more variables, e.g.
+    ``PE_HUB_THREADS``); returns once it answers."""
     port = free_ports()
     run_dir.mkdir(parents=True, exist_ok=True)
     log_path = run_dir / "hub.log"
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
     t0 = time.monotonic()
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
