@@ -182,7 +182,7 @@ def _walk(page, *, total: int, shots: Path | None, move_apps: bool, next_key: st
                                 f"{t!r}" for t in pending]
             report.smallest_text_px = m.get("smallest") or 0.0
             report.app_shares = [a["share"] for a in m["apps"]]
-            report.figures = pb.figure_fonts(page, pb.CURRENT_SLIDE)
+            report.figures = pb.figure_fonts(page, pb.CURRENT_SLIDE) if move_apps else []  # read at 1080p only
             report.prose, report.raw_tables = m["prose"], m["rawTables"]
             report.wrapped_printouts, report.filled, report.heading_only = m["wrappedPrintouts"], m["filled"], m["headingOnly"]
             if move_apps and m["apps"]:
