@@ -61,7 +61,6 @@ REFILL_DELAY = 0.0
 #: What the launcher prints, by edition, when the preheated kernel has run the whole deck (tests and benchmarks wait
 #: for it).
 READY_LINES = {"en": "Deck ready:", "zh": "幻灯片已就绪："}
-READY_LINE = READY_LINES["en"]
 
 
 class DeckError(ValueError):
