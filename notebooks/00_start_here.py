@@ -185,8 +185,8 @@ print("shape of P:", tuple(pe.shape), "| ω =", [round(w, 4) for w in omega.toli
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### References (continued)
 #
-# - [4] Haviv et al. 2022, *Transformer Language Models without Positional Encodings Still Learn Positional Information*, arXiv:2203.16634 (NoPE).
-# - [5] Kazemnejad et al. 2023, *The Impact of Positional Encoding on Length Generalization in Transformers*, arXiv:2305.19466.
-# - [6] Zhang et al., *Dive into Deep Learning* (d2l.ai), §11.6 *Self-Attention and Positional Encoding*.
-# - [7] Rush et al., *The Annotated Transformer* (Harvard NLP; 2022 version by Huang et al.).
+# - [4] Haviv et al. 2022, *Transformer Language Models without Positional Encodings Still Learn Positional Information*, arXiv:2203.16634 ("NoPos").
+# - [5] Kazemnejad et al. 2023, *The Impact of Positional Encoding on Length Generalization in Transformers*, arXiv:2305.19466 ("NoPE").
+# - [6] Zhang et al., *Dive into Deep Learning* (d2l.ai), arXiv:2106.11342, §11.6.
+# - [7] Rush et al., *The Annotated Transformer* (Huang et al. 2022): harvardnlp/annotated-transformer.
 # - This notebook quotes no published number; each notebook ends with the references it uses.

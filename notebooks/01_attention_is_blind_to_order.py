@@ -343,8 +343,8 @@ assert check_equivariance_error(equivariance_error)
 # no longer equivariant, and a token can *count* how many tokens precede it. With a start token
 # `<s>` followed by $i$ copies of the same token, the weight on `<s>` is
 # $e^{s_0}/(e^{s_0} + i\,e^{s_1})$ at slot $i$: it falls with $i$, a built-in position counter.
-# This is why decoder-only language models with **no** positional encoding ("NoPE") still learn
-# order (Haviv et al., 2022).
+# This is why decoder-only language models with **no** positional encoding still learn order
+# (Haviv et al. 2022: "NoPos"; Kazemnejad et al. 2023: "NoPE").
 
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
 # *Speaker notes.* Ask: can a decoder with no positional encoding know order? (Yes: the causal mask lets a

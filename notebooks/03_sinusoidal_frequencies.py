@@ -102,7 +102,7 @@ for d, base in [(16, 10000.0), (64, 10000.0), (512, 10000.0), (64, 100.0)]:
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # > **Misconception:** "the frequencies are spread evenly over the dimensions". They are not: half of the pairs
-# > have wavelengths above $2\pi\sqrt{\text{base}} \approx 628$ positions. A larger `d` adds pairs *between*
+# > have wavelengths of at least $2\pi\sqrt{\text{base}} \approx 628$ positions ($d/4 - 1$ above it, one equal). A larger `d` adds pairs *between*
 # > the same two ends (2π and 2π·base); only `base` moves the slow end.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -329,13 +329,13 @@ assert check_concatenated_to_interleaved(concatenated_to_interleaved)
 # ## 6 · Numerical precision (数值精度): float32 angles, bf16 positions
 #
 # **Claim.** The seed's implementation does every step in float32, including the angle `pos * inv_freq`.
-# A float32 number has 24 significant bits, so near $x$ consecutive float32 values are one *ulp* apart,
+# Near $x$ consecutive float32 values (24 significant bits) are one *ulp* apart,
 # $\text{ulp}(x) = 2^{\lfloor\log_2 x\rfloor - 23}$: about 0.0078 near $10^5$ and 0.0625 near $10^6$. Rounding
-# $pos\cdot\omega_i$ (and $\omega_i$ itself) to float32 moves the angle by up to about one ulp of $pos$, and the sine
-# inherits that error: about $10^{-3}$ near position $10^5$ and $10^{-2}$ near $10^6$.
+# $pos\cdot\omega_i$ to float32 moves the angle by about an ulp of $pos$ (under one at the 61 positions measured
+# below: an observation, not a bound), and the sine inherits that error: about $10^{-3}$ near $10^5$, $10^{-2}$ near $10^6$.
 # `pe_helpers.sinusoidal` forms the angles in float64 and rounds only the final values (error below $10^{-6}$).
 #
-# The seed's code, run verbatim in the notebook, prints:
+# The seed's code, run verbatim:
 
 # %% slideshow={"slide_type": "fragment"}
 def sinusoidal_position_embedding(seq_len: int, dim: int, base: float = 10000.0):
@@ -373,7 +373,7 @@ draw_float32_error(ax, positions, seed_error, helper_error, spacing)
 fig
 
 # %% slideshow={"slide_type": "skip"}
-assert bool((seed_error <= spacing).all()), "the seed's error stays below one float32 spacing of pos"
+assert bool((seed_error <= spacing).all()), "at these 61 positions the seed's error stays below one float32 spacing of pos"
 at = {int(p): float(e) for p, e in zip(positions, seed_error)}
 assert at[100000] > 1e-3 and at[1000000] > 1e-2, "float32 angles are visibly off at large positions"
 assert float(helper_error.max()) < 1e-6, "float64 angles: float32 output within 1e-6 up to 1e6"
@@ -471,11 +471,11 @@ print("d = 8: PE(0) ->", (rows8[0] + 0.0).tolist(), " PE(6) ->", (rows8[6] + 0.0
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## References
 #
-# - [seed] 《绝对位置编码》 ("Absolute positional encoding", 2025-05-12), the syllabus. Used here: §3.1–3.3, and its code (section 6).
-# - [1] Vaswani et al. 2017, *Attention Is All You Need*, arXiv:1706.03762: §3.5, the formula and "the wavelengths form a geometric progression from $2\pi$ to $10000\cdot2\pi$".
-# - [6] d2l.ai §11.6, *Self-Attention and Positional Encoding*: the binary-representation analogy (section 3).
-# - [7] The Annotated Transformer: the reference implementation the interleaved layout follows.
-# - [8] tensor2tensor's `get_timing_signal_1d`; fairseq's `SinusoidalPositionalEmbedding` and `make_positions` (section 5).
+# - [seed] 《绝对位置编码》 ("Absolute positional encoding", 2025-05-12). Used here: §3.1–3.3, and its code (section 6).
+# - [1] Vaswani et al. 2017, *Attention Is All You Need*, arXiv:1706.03762: §3.5, the formula and its wavelengths, "a geometric progression from $2\pi$ to $10000\cdot2\pi$".
+# - [6] d2l.ai (arXiv:2106.11342) §11.6: the binary-representation analogy (section 3).
+# - [7] The Annotated Transformer (harvardnlp/annotated-transformer): the interleaved layout's reference code.
+# - [8] tensor2tensor's `get_timing_signal_1d`; fairseq's `SinusoidalPositionalEmbedding` and `make_positions` (section 5; files in the notes).
 
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
 # *Where to look.* [seed]: section numbers §1–§5 refer to it; section 6 quotes its code verbatim. [1] §3.5 writes

@@ -33,8 +33,9 @@ __all__ = ["main", "build_parser", "figure_path", "unwritable_reason", "DEFAULT_
 
 DEFAULT_OUT = Path("build") / "lab" / "extrapolation.png"
 #: The default set: one seed, both tasks, the schemes notebook 05 discusses most (five trainings per task; the
-#: RoPE variants reuse the trained RoPE model). ``--encodings`` adds ``randomized`` and ``learned-extended``.
-DEFAULT_ENCODINGS = ("none", "learned", "sinusoidal", "rope", "rope-pi", "rope-ntk", "alibi")
+#: RoPE variants reuse the trained RoPE model). ``--encodings`` adds ``randomized``, ``randomized-sampled`` and
+#: ``learned-extended``.
+DEFAULT_ENCODINGS = ("none", "learned", "sinusoidal", "rope", "rope-pi", "rope-ntk", "rope-yarn", "alibi")
 #: Where ``--reference`` writes the reference (the package data file).
 REFERENCE_JSON = Path(__file__).parent / "data" / "lab_reference.json"
 #: Where ``--reference`` writes the first seed's trained weights (loaded by notebook 05 and present mode).

@@ -267,6 +267,69 @@ def test_rope_variants_change_only_past_the_trained_length() -> None:
     assert rope.model.encoding == "rope", "deriving never changes the trained model"
 
 
+def test_yarn_frequencies_keep_fast_pairs_and_interpolate_slow_ones() -> None:
+    from pe_helpers.encodings import inverse_frequencies
+
+    omega = inverse_frequencies(8)
+    torch.testing.assert_close(lab.yarn_frequencies(17, 17, 8), omega)          # s = 1: RoPE itself
+    torch.testing.assert_close(lab.yarn_frequencies(10, 17, 8), omega)          # shorter than trained: unchanged
+    # over L = 17 positions the fastest pair turns 17/2π ≈ 2.7 times (< β = 32): every pair is mostly interpolated
+    yarn = lab.yarn_frequencies(34, 17, 8)
+    gamma = lab.yarn_ramp(17 * omega / (2 * math.pi))
+    torch.testing.assert_close(yarn, (1 - gamma) * omega / 2 + gamma * omega)
+    assert gamma[0] == pytest.approx((17 / (2 * math.pi) - 1) / 31) and bool((gamma[1:] == 0).all())
+    # a long training context: pairs turning more than β times keep their frequency, those under α are PI's
+    long = lab.yarn_frequencies(2 * 4096, 4096, 64)                            # LLaMA 2: 4096 positions
+    rotations = 4096 * inverse_frequencies(64) / (2 * math.pi)
+    fast, slow = rotations > lab.YARN_BETA, rotations < lab.YARN_ALPHA
+    assert fast.any() and slow.any()
+    torch.testing.assert_close(long[fast], inverse_frequencies(64)[fast])
+    torch.testing.assert_close(long[slow], inverse_frequencies(64)[slow] / 2)
+
+
+def test_yarn_ramp_and_temperature_against_the_paper() -> None:
+    r = torch.tensor([0.0, 1.0, 16.5, 32.0, 100.0], dtype=torch.float64)
+    torch.testing.assert_close(lab.yarn_ramp(r), torch.tensor([0.0, 0.0, 0.5, 1.0, 1.0], dtype=torch.float64))
+    assert lab.yarn_attention_factor(17, 17) == 1.0
+    assert lab.yarn_attention_factor(68, 17) == pytest.approx((0.1 * math.log(4) + 1) ** 2)  # √(1/t) = 0.1 ln s + 1
+
+
+def test_yarn_model_changes_angles_and_logits_only_past_training() -> None:
+    cfg = lab.TrainConfig(train_len=3, d_model=16, n_heads=2)
+    rope = lab.TrainedModel("rope", lab.init_model("rope", cfg), cfg)
+    yarn = lab.derive(rope, "rope-yarn", 12).model
+    assert yarn.blocks[0].attn.qkv.weight is rope.model.blocks[0].attn.qkv.weight
+    short = lab.copy_batch(2, 3, 3, generator=torch.Generator().manual_seed(0)).inputs
+    long = lab.copy_batch(2, 6, 6, generator=torch.Generator().manual_seed(0)).inputs
+    with torch.no_grad():
+        torch.testing.assert_close(yarn(short), rope.model(short))
+        assert not torch.allclose(yarn(long), rope.model(long))
+    expected = (torch.arange(13, dtype=torch.float64)[:, None] * lab.yarn_frequencies(13, 7, 8)).float()
+    torch.testing.assert_close(yarn.rope_angles(13), expected)
+    assert yarn.attention_factor(13) == pytest.approx((0.1 * math.log(13 / 7) + 1) ** 2)
+    assert rope.model.attention_factor(13) == 1.0
+
+
+def test_randomized_sampled_reads_sorted_random_positions_and_averages_draws() -> None:
+    cfg = lab.TrainConfig(train_len=3, d_model=16, n_heads=2)
+    base = lab.TrainedModel("randomized", lab.init_model("randomized", cfg), cfg)
+    sampled = lab.derive(base, "randomized-sampled", 12)
+    assert sampled.model.position is base.model.position and sampled.model.random_range == cfg.random_range
+    x = lab.copy_batch(2, 3, 3, generator=torch.Generator().manual_seed(0)).inputs
+    with torch.no_grad():
+        assert not torch.allclose(sampled.model(x), base.model(x))              # not the ordered rows
+        torch.testing.assert_close(sampled.model(x), sampled.model(x))         # one fixed draw per size
+    positions = sampled.model.sampled_positions(4, 7, torch.Generator().manual_seed(1))
+    assert bool((positions.diff(dim=1) > 0).all()) and int(positions.max()) < cfg.random_range
+    assert lab.accuracy(sampled, 3) == lab.accuracy(sampled, 3)                 # seeded draws: reproducible
+    too_long = (cfg.random_range + 1) // 2                                      # 2n + 1 positions > the table
+    with pytest.raises(PositionOutOfRangeError):
+        lab.accuracy(sampled, too_long)
+    assert lab.accuracy_by_length(sampled, [too_long])[too_long] is None
+    with pytest.raises(ValueError, match="randomized"):
+        lab.init_model("rope", cfg).sampled()
+
+
 def test_learned_table_raises_past_its_rows_and_extended_runs() -> None:
     model = lab.CopyTransformer("learned", d_model=16, max_positions=8, seed=0).eval()
     long = torch.zeros(1, 9, dtype=torch.long)

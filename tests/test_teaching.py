@@ -163,6 +163,11 @@ NUMBERS: dict[str, Callable[[], str]] = {
     "lab.none_past": lab_value(lambda r: _past(r, "none")),
     "lab.sin_past": lab_value(lambda r: _past(r, "sinusoidal")),
     "lab.alibi_past": lab_value(lambda r: _past(r, "alibi")),
+    "lab.alibi_far": lab_value(lambda r: _far(r, "alibi")),
+    "lab.pi_past": lab_value(lambda r: _past(r, "rope-pi")),
+    "lab.rope_past": lab_value(lambda r: _past(r, "rope")),
+    "lab.rand_sampled_in": lab_value(lambda r: r.in_distribution("randomized-sampled")),
+    "lab.rand_sampled_past": lab_value(lambda r: _past(r, "randomized-sampled")),
     # the same reference, look-back task (a fixed offset of LOOKBACK places)
     "lab.lookback.k": lambda: str(lookback_offset()),
     "lab.lookback.rope_past": lab_value(lambda r: _past(r, "rope", "lookback")),
@@ -174,9 +179,9 @@ NUMBERS: dict[str, Callable[[], str]] = {
     "lab.lookback.none_far": lab_value(lambda r: _far(r, "none", "lookback")),
     "lab.lookback.alibi_past": lab_value(lambda r: _past(r, "alibi", "lookback")),
     "lab.lookback.pi_past": lab_value(lambda r: _past(r, "rope-pi", "lookback")),
+    "lab.lookback.yarn_past": lab_value(lambda r: _past(r, "rope-yarn", "lookback")),
     "lab.lookback.ntk_far": lab_value(lambda r: _far(r, "rope-ntk", "lookback"), lambda x: f"{x:.3f}"),
     # notebook 05 §1: the collision and the √d scaling
-    "05.concat_gap": output("05", r"with concatenation \[x; p\] the two inputs would be ([\d.]+) apart"),
     "05.ratio_normal": output("05", r"V = 37000, normal init, ×√d: \|content\| / \|position\| = ([\d.]+)",
                               fmt=lambda s: f"{float(s):.0f}"),
     "05.ratio_xavier": output("05", r"V = 37000, xavier init, ×√d: \|content\| / \|position\| = ([\d.]+)"),

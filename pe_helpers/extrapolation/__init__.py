@@ -6,7 +6,7 @@ a model that has learned to use it.* This package runs that experiment for real.
 * :mod:`.task`: the two tasks behind a ``BOS`` token, ``copy`` (the offset grows with the length) and
   ``lookback`` (a fixed offset of :data:`LOOKBACK`), their batches and loss masks;
 * :mod:`.model`: :class:`CopyTransformer`, a small causal decoder whose position scheme is one of
-  :data:`ENCODINGS` (none, learned, sinusoidal, RoPE with PI / NTK scaling, ALiBi, randomized);
+  :data:`ENCODINGS` (none, learned, sinusoidal, RoPE with PI / NTK / YaRN scaling, ALiBi, randomized);
 * :mod:`.training`: :func:`train`, :func:`fit` (cancellable), :func:`accuracy_by_length`;
 * :mod:`.results`: :func:`run_lab` -> :class:`LabResults` (schemes × tasks × seeds), the shipped
   :func:`reference_results` (5 seeds), :func:`reference_models` (seed 0 as trained weights, no training)
@@ -29,7 +29,10 @@ from .model import (
     DERIVED_ENCODINGS,
     ENCODINGS,
     ROPE_BASE,
+    TEST_DRAWS,
     TRAINED_ENCODINGS,
+    YARN_ALPHA,
+    YARN_BETA,
     CopyTransformer,
     alibi_bias,
     alibi_slopes,
@@ -37,6 +40,9 @@ from .model import (
     interpolated_positions,
     ntk_base,
     random_positions,
+    yarn_attention_factor,
+    yarn_frequencies,
+    yarn_ramp,
 )
 from .probe import attention_map, copy_head, position_probe_r2
 from .results import (
@@ -91,7 +97,7 @@ from .training import (
 
 __all__ = [
     "ENCODINGS", "TRAINED_ENCODINGS", "DERIVED_ENCODINGS", "DEFAULT_ENCODINGS", "TASKS", "LOOKBACK", "EVAL_SAMPLES",
-    "REFERENCE_FILE", "REFERENCE_MODELS_FILE", "REFERENCE_SEEDS", "ROPE_BASE",
+    "REFERENCE_FILE", "REFERENCE_MODELS_FILE", "REFERENCE_SEEDS", "ROPE_BASE", "TEST_DRAWS", "YARN_ALPHA", "YARN_BETA",
     "CopyBatch", "TaskBatch", "CopyTransformer", "LabResults", "PositionOutOfRangeError", "TrainConfig",
     "TrainedModel", "TrainingCancelled",
     "accuracy", "accuracy_by_length", "alibi_bias", "alibi_slopes", "attention_map", "bos_id", "require_encoding",
@@ -100,5 +106,6 @@ __all__ = [
     "lookback_batch", "ntk_base", "pad_id", "parse_encodings", "parse_tasks",
     "position_probe_r2", "random_positions", "reference_config", "reference_models", "reference_results",
     "save_reference_models", "run_lab", "run_reference",
-    "separator_id", "task_batch", "task_positions", "train", "write_atomic",
+    "separator_id", "task_batch", "task_positions", "train", "write_atomic", "yarn_attention_factor",
+    "yarn_frequencies", "yarn_ramp",
 ]

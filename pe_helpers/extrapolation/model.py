@@ -17,14 +17,22 @@ where ``B`` is 0 except for ALiBi. Position schemes (:data:`ENCODINGS`), built f
 * ``"sinusoidal"``: :math:`\tilde x_i = x_i + PE(i)`, computable at any position;
 * ``"rope"``: :func:`~pe_helpers.encodings.rotate_pairs` (the rotation of ``apply_rope``, half layout)
   turns every head's queries and keys by their position, so :math:`q_m^\top k_n` depends on ``n - m``;
-* ``"rope-pi"`` and ``"rope-ntk"``: the *trained* ``rope`` model, evaluated without retraining with
-  position interpolation (Chen et al. 2023, :func:`interpolated_positions`) or NTK-aware base scaling
-  (:func:`ntk_base`) whenever the input is longer than the training inputs;
+* ``"rope-pi"``, ``"rope-ntk"`` and ``"rope-yarn"``: the *trained* ``rope`` model, evaluated without
+  retraining with position interpolation (Chen et al. 2023, arXiv:2306.15595, :func:`interpolated_positions`),
+  NTK-aware base scaling (bloc97 2023, :func:`ntk_base`) or YaRN (Peng et al. 2023, arXiv:2309.00071:
+  :func:`yarn_frequencies` and :func:`yarn_attention_factor`) whenever the input has more positions than the
+  training inputs had. All three are applied per input: the scale is :math:`s = L'/L` with :math:`L'` the
+  positions of *this* input and :math:`L` = ``max_positions`` (the ``2·train_len + 1`` positions of the
+  longest training input), the *dynamic* form of each (Dynamic NTK, Dynamic-YaRN), not a factor fixed once;
 * ``"alibi"`` (Press et al. 2022): nothing added; head ``h`` of ``H`` adds
   :math:`-m_h\,|i-j|` to its scores, :math:`m_h = 2^{-8h/H}` (:func:`alibi_slopes`, :func:`alibi_bias`);
-* ``"randomized"`` (Ruoss et al. 2023): a learned table of :func:`random_range` rows, more than the
-  training inputs need; each training sequence reads the rows of a sorted random subset of
-  ``0 .. R-1`` (:func:`random_positions`), evaluation reads ``0, 1, .., n-1`` in order.
+* ``"randomized"`` (Ruoss et al. 2023, arXiv:2305.16843): a learned table of ``random_range`` rows, more
+  than the training inputs need; each training sequence reads the rows of a sorted random subset of
+  ``0 .. R-1`` (:func:`random_positions`). Evaluated at ``0, 1, .., n-1`` in order: a variant, since
+  consecutive rows are a spacing training almost never shows;
+* ``"randomized-sampled"``: the same trained model evaluated as its authors do, on sorted random subsets at
+  test time too (their ``noisy_*_positional_encodings`` draw positions on every forward pass), accuracy
+  averaged over :data:`TEST_DRAWS` draws per size.
 """
 
 from __future__ import annotations
@@ -36,22 +44,30 @@ import torch
 from torch import Tensor, nn
 
 from .._validate import require_choice, require_int
-from ..encodings import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, rope_angles, rotate_pairs
+from ..encodings import (LearnedPositionalEmbedding, PositionOutOfRangeError, SinusoidalPositionalEncoding, inverse_frequencies, rope_angles,
+                         rotate_pairs)
 from ..i18n import _
 
 __all__ = ["ENCODINGS", "TRAINED_ENCODINGS", "DERIVED_ENCODINGS", "CopyTransformer", "require_encoding",
-           "alibi_slopes", "alibi_bias", "interpolated_positions", "ntk_base", "random_positions",
-           "ROPE_BASE"]
+           "alibi_slopes", "alibi_bias", "interpolated_positions", "ntk_base", "yarn_ramp", "yarn_frequencies",
+           "yarn_attention_factor", "random_positions", "ROPE_BASE", "YARN_ALPHA", "YARN_BETA", "TEST_DRAWS"]
 
 #: Every position scheme the lab knows, by name.
-ENCODINGS = ("none", "learned", "learned-extended", "sinusoidal", "rope", "rope-pi", "rope-ntk", "alibi",
-             "randomized")
+ENCODINGS = ("none", "learned", "learned-extended", "sinusoidal", "rope", "rope-pi", "rope-ntk", "rope-yarn",
+             "alibi", "randomized", "randomized-sampled")
 #: The schemes trained from scratch.
 TRAINED_ENCODINGS = ("none", "learned", "sinusoidal", "rope", "alibi", "randomized")
 #: The schemes that reuse a trained model, without retraining: name -> the trained scheme they start from.
-DERIVED_ENCODINGS = {"learned-extended": "learned", "rope-pi": "rope", "rope-ntk": "rope"}
+DERIVED_ENCODINGS = {"learned-extended": "learned", "rope-pi": "rope", "rope-ntk": "rope", "rope-yarn": "rope",
+                     "randomized-sampled": "randomized"}
 #: RoPE's base (the 10000 of Su et al. and of the sinusoidal table).
 ROPE_BASE = 10000.0
+#: YaRN's ramp bounds in rotations per context, :math:`\alpha = 1`, :math:`\beta = 32` (Peng et al. 2023, section 3.2,
+#: the values they give for LLaMA): a pair turning fewer than α times over the training context is interpolated
+#: fully, more than β times not at all.
+YARN_ALPHA, YARN_BETA = 1.0, 32.0
+#: Draws of random test positions averaged per size for ``"randomized-sampled"``.
+TEST_DRAWS = 4
 
 
 def require_encoding(value: object, name: str = "encoding") -> str:
@@ -104,6 +120,46 @@ def ntk_base(n: int, trained: int, head_dim: int, base: float = ROPE_BASE) -> fl
     return float(base) * (n / trained) ** (head_dim / (head_dim - 2))
 
 
+def _scale(n: int, trained: int) -> float:
+    r"""The context extension :math:`s = \max(1, L'/L)` with :math:`L' = n`, :math:`L` = ``trained``."""
+    n, trained = require_int("n", n, minimum=1), require_int("trained", trained, minimum=1)
+    return max(1.0, n / trained)
+
+
+def yarn_ramp(rotations: Tensor, alpha: float = YARN_ALPHA, beta: float = YARN_BETA) -> Tensor:
+    r"""YaRN's ramp :math:`\gamma(r)`: 0 for :math:`r < \alpha`, 1 for :math:`r > \beta`, linear between.
+
+    ``rotations`` is :math:`r_i = L/\lambda_i`, how many turns pair ``i`` makes over the training context.
+    """
+    return ((rotations - alpha) / (beta - alpha)).clamp(0.0, 1.0)
+
+
+def yarn_frequencies(n: int, trained: int, head_dim: int, base: float = ROPE_BASE) -> Tensor:
+    r"""YaRN's frequencies ("NTK-by-parts", Peng et al. 2023, arXiv:2309.00071, section 3.2), float64 ``[d/2]``.
+
+    .. math:: \omega_i' = \bigl(1-\gamma(r_i)\bigr)\,\frac{\omega_i}{s} + \gamma(r_i)\,\omega_i,
+              \qquad r_i = \frac{L\,\omega_i}{2\pi},\quad s = \frac{L'}{L}
+
+    Pairs that turn many times over the training context keep their frequency (their angles at any offset
+    were all seen); slow pairs are interpolated like PI. With :math:`L' \le L` nothing changes.
+    """
+    head_dim = require_int("head_dim", head_dim, minimum=2)
+    s = _scale(n, trained)
+    omega = inverse_frequencies(head_dim, base)
+    if s == 1.0:
+        return omega
+    gamma = yarn_ramp(trained * omega / (2 * math.pi))
+    return (1 - gamma) * omega / s + gamma * omega
+
+
+def yarn_attention_factor(n: int, trained: int) -> float:
+    r"""YaRN's temperature as a factor on the attention logits: :math:`1/t = (0.1\ln s + 1)^2` (section 3.3).
+
+    Peng et al. scale both q and k by :math:`\sqrt{1/t} = 0.1 \ln s + 1`; the logits get its square.
+    """
+    return (0.1 * math.log(_scale(n, trained)) + 1.0) ** 2
+
+
 def random_positions(batch: int, n: int, max_position: int, generator: torch.Generator | None = None) -> Tensor:
     """``[batch, n]`` sorted random subsets of ``0 .. max_position - 1`` (Ruoss et al. 2023), one per row."""
     batch, n = require_int("batch", batch, minimum=1), require_int("n", n, minimum=1)
@@ -128,7 +184,7 @@ class CausalSelfAttention(nn.Module):
         self.qkv = nn.Linear(d_model, 3 * d_model, bias=False)
         self.proj = nn.Linear(d_model, d_model, bias=False)
 
-    def forward(self, x: Tensor, bias: Tensor, theta: Tensor | None) -> tuple[Tensor, Tensor]:
+    def forward(self, x: Tensor, bias: Tensor, theta: Tensor | None, factor: float = 1.0) -> tuple[Tensor, Tensor]:
         batch, n, d = x.shape
         qkv = self.qkv(x).view(batch, n, 3, self.n_heads, self.head_dim).permute(2, 0, 3, 1, 4)
         if self.rope:  # rotate q and k (one call for both): q_m -> R_m q_m, k_n -> R_n k_n
@@ -136,7 +192,7 @@ class CausalSelfAttention(nn.Module):
             v = qkv[2]
         else:
             q, k, v = qkv
-        scores = q @ k.transpose(-1, -2) * (1.0 / math.sqrt(self.head_dim)) + bias
+        scores = q @ k.transpose(-1, -2) * (factor / math.sqrt(self.head_dim)) + bias
         weights = scores.softmax(dim=-1)
         out = (weights @ v).transpose(1, 2).reshape(batch, n, d)
         return self.proj(out), weights
@@ -153,8 +209,8 @@ class Block(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(d_model, mlp_ratio * d_model), nn.ReLU(),
                                  nn.Linear(mlp_ratio * d_model, d_model))
 
-    def forward(self, h: Tensor, bias: Tensor, theta: Tensor | None) -> tuple[Tensor, Tensor]:
-        a, weights = self.attn(self.ln_attn(h), bias, theta)
+    def forward(self, h: Tensor, bias: Tensor, theta: Tensor | None, factor: float = 1.0) -> tuple[Tensor, Tensor]:
+        a, weights = self.attn(self.ln_attn(h), bias, theta, factor)
         h = h + a
         return h + self.mlp(self.ln_mlp(h)), weights
 
@@ -187,7 +243,7 @@ class CopyTransformer(nn.Module):
         self.position: nn.Module | None
         if encoding in ("learned", "learned-extended"):
             self.position = LearnedPositionalEmbedding(max_positions, d_model, init_std=init_std, seed=seed)
-        elif encoding == "randomized":
+        elif encoding in ("randomized", "randomized-sampled"):
             rows = require_int("random_range", random_range if random_range is not None else 4 * max_positions,
                              minimum=max_positions)
             self.position = LearnedPositionalEmbedding(rows, d_model, init_std=init_std, seed=seed)
@@ -205,7 +261,8 @@ class CopyTransformer(nn.Module):
         r"""RoPE's angles :math:`m\,\omega_i` at input length ``n``, ``[n, d_h/2]`` float32 (``None`` without RoPE).
 
         :func:`~pe_helpers.encodings.rope_angles` of ``0..n-1`` with base 10000; for ``rope-pi`` the
-        positions are :func:`interpolated_positions`, for ``rope-ntk`` the base is :func:`ntk_base`. The
+        positions are :func:`interpolated_positions`, for ``rope-ntk`` the base is :func:`ntk_base`, for
+        ``rope-yarn`` the frequencies are :func:`yarn_frequencies`. The
         rotation itself is :func:`~pe_helpers.encodings.rotate_pairs` (what ``apply_rope`` calls), with
         the angles computed once per forward pass instead of once per layer.
         """
@@ -217,11 +274,34 @@ class CopyTransformer(nn.Module):
             positions = interpolated_positions(n, self.max_positions)
         elif self.encoding == "rope-ntk":
             base = ntk_base(n, self.max_positions, head_dim)
+        elif self.encoding == "rope-yarn":
+            return (positions.double()[:, None] * yarn_frequencies(n, self.max_positions, head_dim)).float()
         return rope_angles(positions, head_dim, base).float()
+
+    def attention_factor(self, n: int) -> float:
+        """The factor on every attention logit: :func:`yarn_attention_factor` for ``rope-yarn``, else 1."""
+        return yarn_attention_factor(n, self.max_positions) if self.encoding == "rope-yarn" else 1.0
+
+    @property
+    def random_range(self) -> int | None:
+        """Rows of a randomized table (``None`` for the other schemes)."""
+        return self.position.max_len if self.encoding.startswith("randomized") else None
+
+    def sampled_positions(self, batch: int, n: int, generator: torch.Generator) -> Tensor:
+        """Sorted random test positions for ``"randomized-sampled"``, ``[batch, n]`` (:func:`random_positions`).
+
+        Raises :class:`~pe_helpers.encodings.PositionOutOfRangeError` when ``n`` exceeds the table, as a
+        learned table does.
+        """
+        if n > self.random_range:
+            raise PositionOutOfRangeError(self.random_range, n)
+        return random_positions(batch, n, self.random_range, generator)
 
     def _hidden(self, tokens: Tensor, positions: Tensor | None = None) -> tuple[Tensor, list[Tensor]]:
         h = self.token(tokens)
         n = tokens.shape[-1]
+        if positions is None and self.encoding == "randomized-sampled":  # one fixed draw per size
+            positions = self.sampled_positions(tokens.shape[0], n, torch.Generator().manual_seed(n))
         if isinstance(self.position, LearnedPositionalEmbedding) and (positions is not None or self.encoding == "randomized"):
             h = h + self.position.lookup(torch.arange(n) if positions is None else positions)
         elif self.position is not None:
@@ -229,10 +309,10 @@ class CopyTransformer(nn.Module):
         bias = _causal_bias(n, h.dtype)
         if self.encoding == "alibi":
             bias = bias + alibi_bias(n, self.n_heads).to(h.dtype)
-        theta = self.rope_angles(n)
+        theta, factor = self.rope_angles(n), self.attention_factor(n)
         weights = []
         for block in self.blocks:
-            h, w = block(h, bias, theta)
+            h, w = block(h, bias, theta, factor)
             weights.append(w)
         return self.ln_out(h), weights
 
@@ -263,10 +343,19 @@ class CopyTransformer(nn.Module):
         return bigger
 
     def scaled(self, encoding: str) -> "CopyTransformer":
-        """The trained ``rope`` model as ``"rope-pi"`` or ``"rope-ntk"``: the same weights (shared), other positions."""
-        encoding = require_choice("encoding", encoding, ("rope-pi", "rope-ntk"))
+        """The trained ``rope`` model as ``"rope-pi"``, ``"rope-ntk"`` or ``"rope-yarn"``: the same weights (shared), other positions."""
+        encoding = require_choice("encoding", encoding, ("rope-pi", "rope-ntk", "rope-yarn"))
         if self.encoding != "rope":
             raise ValueError(_("only a rope model can be rescaled, this model uses encoding={encoding!r}.").format(encoding=self.encoding))
+        return self._sharing(encoding)
+
+    def sampled(self) -> "CopyTransformer":
+        """The trained ``randomized`` model as ``"randomized-sampled"``: the same weights, random test positions."""
+        if self.encoding != "randomized":
+            raise ValueError(_("only a randomized model can sample its test positions, this model uses encoding={encoding!r}.").format(encoding=self.encoding))
+        return self._sharing("randomized-sampled")
+
+    def _sharing(self, encoding: str) -> "CopyTransformer":
         other = copy.copy(self)  # shares the parameters: no retraining, no copy
         other.encoding = encoding
         return other

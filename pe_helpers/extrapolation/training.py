@@ -38,7 +38,7 @@ from torch.nn import functional as F
 from .._optim import Adam
 from .._validate import require_budget, require_int, require_real
 from ..encodings import PositionOutOfRangeError
-from .model import DERIVED_ENCODINGS, CopyTransformer, require_encoding, random_positions
+from .model import DERIVED_ENCODINGS, TEST_DRAWS, CopyTransformer, require_encoding, random_positions
 from .task import require_task, task_batch, task_positions
 from ..i18n import _
 
@@ -180,7 +180,7 @@ def train(encoding: str, *, task: str = "copy", config: TrainConfig | None = Non
     """Train a :class:`CopyTransformer` with position scheme ``encoding`` on ``task``, sizes ``1 .. train_len``.
 
     Settings are those of :class:`TrainConfig`, given either as ``config=`` or as keywords. A derived
-    scheme (``learned-extended``, ``rope-pi``, ``rope-ntk``) trains its base scheme, then derives it
+    scheme (:data:`~pe_helpers.extrapolation.model.DERIVED_ENCODINGS`) trains its base scheme, then derives it
     (:func:`derive`, test sizes up to ``4·train_len``). Silent; :func:`~pe_helpers.extrapolation.run_lab`
     shows progress.
     """
@@ -199,7 +199,8 @@ def derive(trained: TrainedModel, encoding: str, test_len: int) -> TrainedModel:
     """A derived scheme from its trained base, without retraining.
 
     ``learned-extended``: the learned table grown to the positions of size ``test_len`` with fresh
-    rows; ``rope-pi`` / ``rope-ntk``: the same rope weights, positions or base rescaled past training.
+    rows; ``rope-pi`` / ``rope-ntk`` / ``rope-yarn``: the same rope weights, positions, base or frequencies
+    rescaled past training; ``randomized-sampled``: the same randomized weights, random test positions.
     """
     encoding = require_encoding(encoding)
     if DERIVED_ENCODINGS.get(encoding) != trained.encoding:
@@ -207,6 +208,8 @@ def derive(trained: TrainedModel, encoding: str, test_len: int) -> TrainedModel:
     if encoding == "learned-extended":
         rows = max(task_positions(require_int("test_len", test_len, minimum=1)), trained.model.max_positions)
         model = trained.model.extended(rows, seed=trained.config.seed + 1)
+    elif encoding == "randomized-sampled":
+        model = trained.model.sampled()
     else:
         model = trained.model.scaled(encoding)
     return TrainedModel(encoding, model, trained.config, list(trained.losses), trained.seconds, trained.task)
@@ -300,16 +303,24 @@ def accuracy(trained: TrainedModel, length: int, *, n_samples: int | None = None
 
     .. math:: \text{acc}(n) = \frac{1}{|T|}\sum_{(b,t)\in T}\mathbb 1[\arg\max_v p_\theta(v\mid \text{inputs}_{b,\le t}) = y_{b,t}]
 
-    A ``learned`` model raises :class:`~pe_helpers.encodings.PositionOutOfRangeError` when the
-    ``2·length + 1`` positions exceed its table.
+    ``"randomized-sampled"`` averages :data:`~pe_helpers.extrapolation.model.TEST_DRAWS` draws of sorted random
+    positions, each draw for every sequence (seeded: the same draws for every run). A ``learned`` model
+    raises :class:`~pe_helpers.encodings.PositionOutOfRangeError` when the ``2·length + 1`` positions exceed its
+    table (a randomized one, when they exceed its range).
     """
     length = require_int("length", length, minimum=1)
     cfg = trained.config
     n_samples = eval_samples(length, cfg.train_len) if n_samples is None else require_int("n_samples", n_samples, minimum=1)
     batch = eval_batch(length, vocab_size=cfg.vocab_size, n_samples=n_samples, seed=cfg.seed, task=trained.task)
+    model, targets = trained.model, batch.targets[batch.loss_mask]
     with fixed_threads(cfg.threads):
-        logits = trained.model.logits_at(batch.inputs, batch.loss_mask)
-    return float((logits.argmax(-1) == batch.targets[batch.loss_mask]).double().mean())
+        if trained.encoding != "randomized-sampled":
+            return float((model.logits_at(batch.inputs, batch.loss_mask).argmax(-1) == targets).double().mean())
+        draws = torch.Generator().manual_seed(_EVAL_SEED + 1000 * cfg.seed + length + 7000)
+        hits = [(model.logits_at(batch.inputs, batch.loss_mask,
+                                 model.sampled_positions(n_samples, batch.inputs.shape[1], draws)).argmax(-1) == targets)
+                for _ in range(TEST_DRAWS)]
+    return float(torch.stack(hits).double().mean())
 
 
 def accuracy_by_length(trained: TrainedModel, lengths: Iterable[int] | None = None, *,

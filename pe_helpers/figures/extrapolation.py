@@ -40,10 +40,11 @@ __all__ = ["ENCODING_COLORS", "TASK_TITLES", "plot_accuracy", "accuracy_figure",
            "attention_maps_figure", "build_extrapolation", "save_figure_atomic"]
 
 #: One colour per scheme, Okabe-Ito, so that no two schemes a figure puts in one panel differ by line style alone:
-#: "none" is neutral grey, drawn wide and under the others (a baseline a curve on it still shows over); the three
-#: RoPE variants are green, vermillion and sky blue. "learned-extended" *is* the trained "learned" model (its table
-#: grown), so it keeps its orange, dashed with diamond markers; the plain learned line, wide with square markers, is
-#: drawn under it, so it stays visible where the two coincide (sizes 1..L).
+#: "none" is neutral grey, drawn wide and under the others (a baseline a curve on it still shows over); the RoPE
+#: variants are green, vermillion, sky blue and (YaRN) blue, dotted: sinusoidal's solid blue is never in its panel.
+#: "learned-extended" *is* the trained "learned" model (its table grown), so it keeps its orange, dashed with diamond
+#: markers; the plain learned line, wide with square markers, is drawn under it, so it stays visible where the two
+#: coincide (sizes 1..L). "randomized-sampled" is the trained "randomized" model too: black, dashed.
 ENCODING_COLORS = {
     "none": "#999999",
     "learned": OKABE_ITO[1],
@@ -53,11 +54,13 @@ ENCODING_COLORS = {
     "rope-pi": OKABE_ITO[5],
     "rope-ntk": OKABE_ITO[4],
     "alibi": OKABE_ITO[3],
+    "rope-yarn": OKABE_ITO[0],
     "randomized": OKABE_ITO[7],
+    "randomized-sampled": OKABE_ITO[7],
 }
 _MARKERS = {"none": "o", "learned": "s", "learned-extended": "D", "sinusoidal": "^", "rope": "v", "rope-pi": "<",
-            "rope-ntk": ">", "alibi": "P", "randomized": "X"}
-_STYLES = {"learned-extended": "--", "rope-pi": "--", "rope-ntk": "-."}
+            "rope-ntk": ">", "rope-yarn": "d", "alibi": "P", "randomized": "X", "randomized-sampled": "x"}
+_STYLES = {"learned-extended": "--", "rope-pi": "--", "rope-ntk": "-.", "rope-yarn": ":", "randomized-sampled": "--"}
 #: Lines drawn with their markers (every few sizes) on the curves, beside the colour.
 _MARKED = {"learned": 1, "learned-extended": 4}
 #: Line widths and drawing order (zorder): the wide lines under the others; a highlighted scheme on top of all.
