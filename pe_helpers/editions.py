@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import io
 import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -350,6 +351,27 @@ class _Unit:
         return f"{where}, unit {self.index + 1} of {self.count} ({self.kind})" if self.count > 1 else where
 
 
+_PO_ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
+
+
+def _previous_id(message) -> list[str]:  # noqa: ANN001 - babel's Message
+    """The English a fuzzy entry's translation was made for: its ``#| msgid`` lines, which Babel writes but reads
+    back as translator comments (``| msgid "…"`` and ``| "…"`` continuation lines)."""
+    if message.previous_id:
+        return list(message.previous_id)
+    lines = [c[1:].strip() for c in message.user_comments if c.startswith("|")]
+    if not lines or not lines[0].startswith("msgid "):
+        return []
+    quoted = [lines[0].removeprefix("msgid ").strip()] + [line for line in lines[1:] if line.startswith('"')]
+    text = "".join(q[1:-1] for q in quoted if len(q) >= 2)
+    return [re.sub(r"\\(.)", lambda m: _PO_ESCAPES.get(m.group(1), m.group(1)), text)]
+
+
+def _notes(message) -> list[str]:  # noqa: ANN001 - babel's Message
+    """A translator's own comments on an entry (``# …``), without the ``#| msgid`` lines."""
+    return [c for c in message.user_comments if not c.startswith("|")]
+
+
 def _similarity(a: str, b: str) -> float:
     matcher = SequenceMatcher(None, a, b, autojunk=False)  # autojunk would ignore a long text's common letters
     if matcher.real_quick_ratio() < FUZZY_CUTOFF or matcher.quick_ratio() < FUZZY_CUTOFF:
@@ -488,26 +510,46 @@ def update_catalogue(source: str | Path, lang: str, new: Mapping[str, str] | Non
     plan = _plan(markdown_cells(source), old, fuzzy=True)
     used = {unit.text for unit in plan}
     candidates = {key: m for key, m in old.items() if m.string}
+    placeholders: dict[str, str] = {}  # former English -> its placeholder in the written text
     # keep the catalogue's creation date, so that rewriting it changes only the entries that changed
     cat = Catalog(locale=lang, project=f"pe-notebooks {Path(source).stem}", fuzzy=False,
                   creation_date=old_catalogue.creation_date if path.exists() else None)
     for unit in plan:
-        string, flags, previous = "", set(), []
-        if unit.text in new:
-            string = new[unit.text]
-        elif unit.text in old:
-            string, previous = old[unit.text].string, old[unit.text].previous_id
+        string, flags, previous, notes = "", set(), [], []
+        if unit.text in old:
+            string, previous, notes = old[unit.text].string, _previous_id(old[unit.text]), _notes(old[unit.text])
             flags = {"fuzzy"} if old[unit.text].fuzzy else set()
         elif (like := _closest(unit.text, candidates, prefer=set(candidates) - used)) is not None:
-            string, flags = candidates[like].string, {"fuzzy"}
-            previous = (candidates[like].fuzzy and candidates[like].previous_id) or [like]
-        cat.add(unit.text, string, auto_comments=[unit.describe(Path(source).name)], flags=flags,
-                previous_id=previous if "fuzzy" in flags else ())
+            string, flags, notes = candidates[like].string, {"fuzzy"}, _notes(candidates[like])
+            previous = (candidates[like].fuzzy and _previous_id(candidates[like])) or [like]
+        if unit.text in new:  # a finished translation: no longer fuzzy
+            string, flags = new[unit.text], set()
+        if "fuzzy" in flags and previous:  # a placeholder, replaced by the #| lines once written
+            previous = [placeholders.setdefault(previous[0], f"@@previous-{len(placeholders)}@@")]
+        cat.add(unit.text, string, auto_comments=[unit.describe(Path(source).name)], user_comments=notes,
+                flags=flags, previous_id=previous if "fuzzy" in flags else ())
+    buffer = io.BytesIO()
+    write_po(buffer, cat, width=0, omit_header=False, include_lineno=False, include_previous=True,
+             ignore_obsolete=True)
+    text = buffer.getvalue().decode("utf-8")
+    for english, token in placeholders.items():
+        text = text.replace(f'#| msgid "{token}"', "\n".join(f"#| {line}" for line in _po_string("msgid", english)))
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("wb") as handle:
-        write_po(handle, cat, width=0, omit_header=False, include_lineno=False, include_previous=True,
-                 ignore_obsolete=True)
+    path.write_bytes(text.encode("utf-8"))
     return path
+
+
+def _po_string(keyword: str, text: str) -> list[str]:
+    """``keyword "text"`` as PO lines, one per line of ``text`` (the layout write_po gives with ``width=0``).
+
+    Babel writes a fuzzy entry's former msgid (``#|``) as one comment wrapped at 76 columns, which it cannot read
+    back; these lines follow gettext's layout and :func:`_previous_id` reads them.
+    """
+    escaped = text.replace("\\", "\\\\").replace("\t", "\\t").replace("\r", "\\r").replace('"', '\\"')
+    lines = escaped.split("\n")
+    if len(lines) == 1:
+        return [f'{keyword} "{escaped}"']
+    return [f'{keyword} ""'] + [f'"{line}\\n"' for line in lines[:-1]] + ([f'"{lines[-1]}"'] if lines[-1] else [])
 
 
 @dataclass(frozen=True)
