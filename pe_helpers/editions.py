@@ -514,12 +514,13 @@ def update_catalogue(source: str | Path, lang: str, new: Mapping[str, str] | Non
     # keep the catalogue's creation date, so that rewriting it changes only the entries that changed
     cat = Catalog(locale=lang, project=f"pe-notebooks {Path(source).stem}", fuzzy=False,
                   creation_date=old_catalogue.creation_date if path.exists() else None)
+    unused = set(candidates) - used  # entries of units gone: an edited unit's former self is most likely among them
     for unit in plan:
         string, flags, previous, notes = "", set(), [], []
         if unit.text in old:
             string, previous, notes = old[unit.text].string, _previous_id(old[unit.text]), _notes(old[unit.text])
             flags = {"fuzzy"} if old[unit.text].fuzzy else set()
-        elif (like := _closest(unit.text, candidates, prefer=set(candidates) - used)) is not None:
+        elif (like := _closest(unit.text, candidates, prefer=unused)) is not None:
             string, flags, notes = candidates[like].string, {"fuzzy"}, _notes(candidates[like])
             previous = (candidates[like].fuzzy and _previous_id(candidates[like])) or [like]
         if unit.text in new:  # a finished translation: no longer fuzzy

@@ -262,3 +262,61 @@ def test_todo_and_merge_carry_fuzzy_units(tmp_path, capsys):
     done.write_text(json.dumps({"09_demo": {"A sentence about the positions.": "一句关于这些位置的话。"}}), encoding="utf-8")
     assert editions.main(["merge", "--lang", "zh", "--folder", str(tmp_path), str(done)]) == 0
     assert editions.needs_review(source, "zh") == [] and _chinese_cells(source) == ["一句关于这些位置的话。"]
+
+
+DEMO = """# %% [markdown]
+# ## 3 · Frequencies of the table
+#
+# The first paragraph says what the table holds, over two
+# lines of the source.
+#
+# The second paragraph says why the frequencies fall geometrically.
+#
+# - one item about the fast pairs;
+# - another item about the slow pairs.
+
+# %%
+x = 1
+
+# %% [markdown]
+# | scheme | where |
+# |---|---|
+# | learned | added to the input |
+#
+# $$\\omega_i = \\text{base}^{-2i/d}$$
+"""
+DEMO_ZH = {"## 3 · Frequencies of the table": "## 3 · 表的频率",
+           "The first paragraph says what the table holds, over two\nlines of the source.": "第一段说明表里有什么。",
+           "The second paragraph says why the frequencies fall geometrically.": "第二段说明频率为什么按等比下降。",
+           "- one item about the fast pairs;": "- 关于快维度组的一项；",
+           "- another item about the slow pairs.": "- 关于慢维度组的另一项。",
+           "| scheme | where |\n|---|---|\n| learned | added to the input |": "| 方案 | 位置 |\n|---|---|\n| 可学习 | 加到输入上 |",
+           "$$\\omega_i = \\text{base}^{-2i/d}$$": "$$\\omega_i = \\text{base}^{-2i/d}$$"}
+FIRST, SECOND = ("# The first paragraph says what the table holds, over two\n# lines of the source.\n",
+                 "# The second paragraph says why the frequencies fall geometrically.\n")
+
+
+@pytest.mark.parametrize(("edit", "review"), [
+    (lambda t: t.replace("fast pairs", "fastest pairs"), [("fuzzy", "item")]),
+    (lambda t: t.replace("of the table", "of the sinusoidal table"), [("fuzzy", "heading")]),
+    (lambda t: t.replace("added to the input", "added to the token"), [("fuzzy", "table")]),
+    (lambda t: t.replace("-2i/d}", "-2i/d_{model}}"), [("fuzzy", "math")]),
+    (lambda t: t.replace("over two\n# lines", "over\n# two lines"), [("fuzzy", "paragraph")]),  # rewrapped
+    (lambda t: t.replace(FIRST + "#\n" + SECOND, SECOND + "#\n" + FIRST), []),  # paragraphs swapped
+    (lambda t: t.replace("#\n" + SECOND, ""), []),  # a paragraph removed
+    (lambda t: t.replace(SECOND, SECOND + "#\n# A third paragraph, all new, on wavelengths.\n"),
+     [("untranslated", "paragraph")]),
+], ids=["list item", "heading", "table", "formula", "rewrapped", "swapped", "removed", "added"])
+def test_each_kind_of_edit_touches_only_its_unit(tmp_path, edit, review):
+    source = tmp_path / "09_demo.py"
+    source.write_text(DEMO, encoding="utf-8")
+    editions.update_catalogue(source, "zh", DEMO_ZH)
+    assert editions.needs_review(source, "zh") == []
+    source.write_text(edit(DEMO), encoding="utf-8")
+    editions.update_catalogue(source, "zh")
+    found = editions.needs_review(source, "zh")
+    assert [(r.state, r.where.rsplit("(", 1)[-1].rstrip(")")) for r in found] == review
+    units = {unit for cell in editions.markdown_cells(source) for unit in editions.split_units(cell).units}
+    assert editions.load_translations(source, "zh") == {u: DEMO_ZH[u] for u in units if u in DEMO_ZH}  # the rest kept
+    catalogue = editions.catalogue_path(source, "zh").read_text(encoding="utf-8")
+    assert "#~" not in catalogue  # no obsolete entries are kept
