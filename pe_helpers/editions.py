@@ -55,10 +55,10 @@ from pathlib import Path
 import jupytext
 import nbformat
 
-__all__ = ["LANGUAGES", "EDITION_DIRS", "FUZZY_CUTOFF", "CellUnits", "Review", "sources", "edition", "language_cell",
-           "read_source", "read_edition", "split_units", "translate_cell", "catalogue_path", "load_translations",
-           "markdown_cells", "missing_translations", "needs_review", "update_catalogue", "convert_catalogue",
-           "differences", "build", "main"]
+__all__ = ["LANGUAGES", "EDITION_DIRS", "FUZZY_CUTOFF", "CellUnits", "Review", "Conversion", "sources", "edition",
+           "language_cell", "read_source", "read_edition", "split_units", "translate_cell", "catalogue_path",
+           "load_translations", "markdown_cells", "missing_translations", "needs_review", "update_catalogue",
+           "convert_catalogue", "differences", "build", "main"]
 
 #: The language editions, English first (the default).
 LANGUAGES = ("en", "zh")
@@ -562,6 +562,7 @@ class Conversion:
     entries: int
     whole: int
     split: int
+    kept_whole: tuple[str, ...] = ()  # the first line of each cell kept whole
 
 
 def convert_catalogue(source: str | Path, lang: str) -> Conversion:
@@ -574,7 +575,8 @@ def convert_catalogue(source: str | Path, lang: str) -> Conversion:
     if split:
         update_catalogue(source, lang)
     plan = _plan(markdown_cells(source), _entries(source, lang), fuzzy=False)
-    return Conversion(len(markdown_cells(source)), len(plan), sum(u.kind == "cell" for u in plan), split)
+    kept = tuple(u.text.strip().split("\n")[0] for u in plan if u.kind == "cell")
+    return Conversion(len(markdown_cells(source)), len(plan), len(kept), split, kept)
 
 
 # --- Checking and building ---
@@ -697,6 +699,8 @@ def _catalogue_command(command: str, chosen: Sequence[Path], langs: Sequence[str
             what = f"split {done.split} whole-cell entries" if done.split else "already in units, left alone"
             print(f"{catalogue_path(s, lang)}: {what}; {done.cells} Markdown cells -> {done.entries} units, "
                   f"{done.whole} cell(s) kept whole")
+            for first in done.kept_whole:  # its translation does not cut into the same units as the English
+                print(f"  kept whole: {first[:70]}")
         return 0
     if command == "todo":  # fuzzy units come with their former translation, to correct or keep
         todo = {}

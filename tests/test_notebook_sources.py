@@ -82,7 +82,8 @@ TRANSLATED = [s for s in SOURCES if editions.catalogue_path(s, "zh").exists()]
 
 @pytest.mark.parametrize("source", TRANSLATED, ids=lambda p: p.stem[:2])
 def test_every_markdown_cell_has_its_chinese_translation(source):
-    """Fails while a unit of the Chinese edition is fuzzy (its English changed), untranslated or not in the catalogue."""
+    """Fails while a unit of the Chinese edition is fuzzy (its English changed), untranslated, or not in the
+    catalogue at all."""
     review = editions.needs_review(source, "zh")
     assert not review, (f"{len(review)} unit(s) of {source.name} to translate or review; run `python -m "
                         f"pe_helpers.editions update-po --lang zh`, then translate them and remove their `#, fuzzy` "

@@ -220,6 +220,7 @@ def test_a_cell_whose_translation_does_not_pair_stays_whole_and_is_reviewed_whol
     chinese = _chinese_cells(source)
     done = editions.convert_catalogue(source, "zh")
     assert (done.cells, done.entries, done.whole, done.split) == (3, 3, 3, 0)
+    assert done.kept_whole == ("Para one.", "Same line.", "Same line.")
     assert _chinese_cells(source) == chinese
     # an edited whole cell stays whole, with its former translation marked fuzzy
     source.write_text(source.read_text(encoding="utf-8").replace("Para two.", "Para 2."), encoding="utf-8")
@@ -242,8 +243,9 @@ def test_review_and_build_list_the_units_to_review(tmp_path, capsys):
     editions.update_catalogue(source, "zh")
     editions.build(source.parent, ["zh"])
     listed = capsys.readouterr().err
-    assert re.search(rf"{re.escape(str(editions.catalogue_path(source, 'zh')))}:\d+: fuzzy: {re.escape(str(source))}:\d+ "
-                     r"\(Markdown cell \d+ of .*\(heading\)\): ## .*\(edited\)", listed), listed
+    catalogue, copied = (re.escape(str(p)) for p in (editions.catalogue_path(source, "zh"), source))
+    assert re.search(rf"{catalogue}:\d+: fuzzy: {copied}:\d+ \(Markdown cell \d+ of .*\(heading\)\): ## .*\(edited\)",
+                     listed), listed
     assert (source.parent / "zh" / f"{source.stem}.ipynb").exists()
 
 
