@@ -107,7 +107,8 @@ test-slides: $(STAMP)
 
 # Rebuild every notebook from its text source (notebooks/NN_*.py, jupytext percent format) and
 # execute it, so the committed .ipynb and its stored outputs match the source. NB=03 rebuilds one;
-# LANG=zh rebuilds the Chinese edition (notebooks/zh/, from the same sources and notebooks/locale/zh/).
+# LANG=zh rebuilds the Chinese edition (notebooks/zh/, from the same sources and notebooks/locale/zh/) and lists
+# the translation units still fuzzy or untranslated (CONTRIBUTING.md, *Translating*).
 notebooks: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m pe_helpers.editions build --execute $(if $(filter zh,$(EDITION)),--lang zh) $(if $(NB),--only $(NB))
 

@@ -59,7 +59,7 @@ def test_translation_replaces_markdown_and_code_is_shared():
         editions.edition(nb, "fr")
 
 
-def test_catalogue_round_trip_and_a_changed_english_cell_loses_its_translation(tmp_path):
+def test_catalogue_round_trip_and_a_changed_english_unit_turns_fuzzy(tmp_path):
     source = tmp_path / "09_demo.py"
     source.write_text('# %% [markdown]\n# # Title\n\n# %%\nx = 1\n\n# %% [markdown]\n# Some "text".\n',
                       encoding="utf-8")
@@ -71,8 +71,10 @@ def test_catalogue_round_trip_and_a_changed_english_cell_loses_its_translation(t
     assert [c.source for c in zh.cells[1:]] == ["# 标题", "x = 1", "一些“文字”。"]
     source.write_text(source.read_text(encoding="utf-8").replace("Some", "More"), encoding="utf-8")
     assert editions.missing_translations(source, "zh") == ['More "text".']
-    editions.update_catalogue(source, "zh")  # the obsolete entry is dropped, the title kept
+    editions.update_catalogue(source, "zh")  # the edited unit keeps its translation, fuzzy; the title stays done
     assert editions.load_translations(source, "zh") == {"# Title": "# 标题"}
+    assert [(r.state, r.text) for r in editions.needs_review(source, "zh")] == [("fuzzy", 'More "text".')]
+    assert '#| msgid "Some \\"text\\"."' in editions.catalogue_path(source, "zh").read_text(encoding="utf-8")
 
 
 TRANSLATED = [s for s in SOURCES if editions.catalogue_path(s, "zh").exists()]
@@ -80,10 +82,12 @@ TRANSLATED = [s for s in SOURCES if editions.catalogue_path(s, "zh").exists()]
 
 @pytest.mark.parametrize("source", TRANSLATED, ids=lambda p: p.stem[:2])
 def test_every_markdown_cell_has_its_chinese_translation(source):
-    missing = editions.missing_translations(source, "zh")
-    assert not missing, (f"{len(missing)} Markdown cell(s) of {source.name} changed or were added without a Chinese "
-                         f"translation (first: {missing[0][:80]!r}); run `python -m pe_helpers.editions update-po "
-                         f"--lang zh` and translate them in {editions.catalogue_path(source, 'zh')}")
+    """Fails while a unit of the Chinese edition is fuzzy (its English changed), untranslated, or not in the
+    catalogue at all."""
+    review = editions.needs_review(source, "zh")
+    assert not review, (f"{len(review)} unit(s) of {source.name} to translate or review; run `python -m "
+                        f"pe_helpers.editions update-po --lang zh`, then translate them and remove their `#, fuzzy` "
+                        f"marks:\n" + "\n".join(map(str, review[:20])))
 
 
 @pytest.mark.parametrize("source", TRANSLATED, ids=lambda p: p.stem[:2])

@@ -262,7 +262,7 @@ def chinese_text(number: str) -> str | None:
     if not editions.catalogue_path(src, "zh").exists() or editions.missing_translations(src, "zh"):
         return None  # no Chinese edition yet, or an incomplete one (its own test fails then)
     done = editions.load_translations(src, "zh")
-    return "\n\n".join(done.get(cell, "") for cell in editions.markdown_cells(src))
+    return "\n\n".join(editions.translate_cell(cell, done) for cell in editions.markdown_cells(src))
 
 
 def chinese_sections(number: str) -> dict[str, str] | None:
