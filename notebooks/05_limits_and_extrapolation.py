@@ -428,11 +428,13 @@ display(accuracy_figure(reference, encodings=OTHERS, context=("none", "rope")))
 display(Markdown(reference.table_markdown("copy", [L, 2 * L, 4 * L])))
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# The same on look-back. The learned table has no row past its training positions (`error`): asking for one is an
-# error, not a wrong answer.
+# The same on look-back. The learned table has no row past its training positions (`error`).
 
 # %% slideshow={"slide_type": "-"}
 display(Markdown(reference.table_markdown("lookback", [L, 2 * L, 4 * L])))
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# Asking the learned table for a row it does not have is an error, not a wrong answer:
 
 # %% slideshow={"slide_type": "-"}
 too_long = lab.eval_batch(L + 1, vocab_size=10).inputs      # size L + 1: 2L + 3 positions
@@ -446,11 +448,11 @@ else:
     raise AssertionError("a learned table must refuse a position it has no row for")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **What the reference says** (every number is asserted below).
+# **What the reference says** (asserted below):
 #
 # 1. **Inside the training sizes** `learned`, `sinusoidal`, `rope` and `alibi` score at least 0.97 on both tasks;
-#    `none` copies at 0.93. `randomized` depends on how it is tested: on copy 0.86 at ordered positions $0, 1, 2, ..$
-#    (gaps of 1, rare in training) and 0.94 at sorted random positions, as Ruoss et al. test (`randomized-sampled`).
+#    `none` copies at 0.93. `randomized` copies at 0.86 tested at positions $0, 1, 2, ..$ (gaps of 1, rare in
+#    training), at 0.94 tested as Ruoss et al. do (`randomized-sampled`).
 
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
 # *Speaker notes.* "A beats B" must hold by more than twice the seeds' combined standard deviation,
@@ -458,9 +460,9 @@ else:
 # neighbouring positions are on average about 4 apart. Why the randomized model stays below the others inside the
 # training sizes this lab does not test.
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# 2. **Copy, past $L$: every scheme falls**, relative ones too: from $2L+1$ on, each has lost at least 0.45 of its
-#    in-distribution accuracy. RoPE does not collapse *just* past $L$ (0.79 at $n = L+1..L+2$, above sinusoidal's
+# %% [markdown] slideshow={"slide_type": "-"}
+# 2. **Copy, past $L$: every scheme falls**: from $2L+1$ on, each has lost at least 0.45 of its in-distribution
+#    accuracy. RoPE does not collapse *just* past $L$ (0.79 at $n = L+1..L+2$, above sinusoidal's
 #    0.59). ALiBi degrades most gently (0.84 over $L+1..2L$, the highest mean of all) but it is not flat: from 0.99
 #    inside the training sizes to 0.52 over $2L+1..4L$.
 
@@ -482,7 +484,7 @@ else:
 # takes from the causal mask (`none` has only that one). What the numbers support is "no better than no encoding",
 # not "because of the unseen positions".
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
+# %% [markdown] slideshow={"slide_type": "-"}
 # 4. **ALiBi does not help on look-back**: no better than `none`. Its bias favours the nearest keys; with $H = 4$
 #    heads the slopes are $m_h = 1/4, 1/16, 1/64, 1/256$, so offset 3 scores at most $1/4$ below offset 2. Singling
 #    out "exactly 3 back" is left to the rest of the model, as in `none`.
@@ -760,7 +762,7 @@ assert gap <= 0.02, "learned and sinusoidal are close inside the training sizes"
 # fastest pair turns under 3 times over 17 positions, so YaRN's ramp keeps none of them. Want a longer run, other
 # seeds or another figure? The command line above trains them.
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
+# %% [markdown] slideshow={"slide_type": "skip"}
 # ### The lab on the command line
 #
 # The command line trains the lab with any settings:
