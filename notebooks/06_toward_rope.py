@@ -743,7 +743,7 @@ for row in rows:
 # ## Where next
 #
 # **Relative encodings after the four terms.** Shaw et al. 2018 (arXiv:1803.02155) first added a learned vector per
-# clipped offset to the keys inside attention.
+# clipped offset to the keys and values.
 #
 # - **Transformer-XL** (Dai et al. 2019, arXiv:1901.02860, §3.3) writes the score as the four terms (a)–(d) of
 #   notebook 05 and makes them relative: the key's position becomes a sinusoid of the offset, the query's two learned
@@ -767,10 +767,10 @@ for row in rows:
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **RoPE's long-term decay, and the base.** RoFormer (arXiv:2104.09864, §3.4.3) bounds the score of a query and a key
-# $m$ apart by a sum that falls, roughly, as $m$ grows; notebook 04's dot product is that sum's real part. A larger
-# base slows the slow pairs, so the bound keeps falling to longer distances. With $d = 128$ the slowest pair of base
-# $10^4$ turns once every 54 000 positions, that of base 500 000 (Llama 3, arXiv:2407.21783) once every 2.6 million:
-# more than a long context.
+# $m$ apart by a sum of $|S_j(m)| = |\sum_{i<j} e^{\mathrm{i}\,m\,\omega_i}|$ that falls, roughly, as $m$ grows;
+# notebook 04's $\sum_i \cos m\omega_i$ is the real part of the last $S_j$. A larger base slows the slow pairs, so the
+# bound keeps falling to longer distances. With $d = 128$ the slowest pair of base $10^4$ turns once every 54 000
+# positions, that of base 500 000 (Llama 3, arXiv:2407.21783) once every 2.6 million: more than a long context.
 
 # %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 from pe_helpers.figures import draw_rope_decay
