@@ -528,7 +528,7 @@ from pe_helpers.rope import frequencies_as_computed
 ulp = 2.0 ** -24
 m_all = torch.arange(1, 200001, 7).double()
 recipes = ("rounded", "power", "reciprocal")  # float64 rounded once; the seed's line; the common inv_freq line
-print("worst ω error (units of 2^-24) and worst angle error / 2^-23·m·ω_i, per recipe: " + " / ".join(recipes))
+lines = ["worst ω error (units of 2^-24) and worst angle error / 2^-23·m·ω_i, per recipe: " + " / ".join(recipes)]
 worst = {}
 for dim, base in ((96, 1e4), (96, 5e5), (128, 1e4), (128, 5e5)):
     omega, exact = inverse_frequencies(dim, base), angles_in_dtype(m_all, dim, base=base)
@@ -539,8 +539,9 @@ for dim, base in ((96, 1e4), (96, 5e5), (128, 1e4), (128, 5e5)):
         assert bool((rel <= amplified + 2).all()), "the exponent's rounding amplified, plus the power's and the reciprocal's"
         angle = angles_in_dtype(m_all, dim, base=base, dtype=torch.float32, frequency_recipe=recipe)
         worst[dim, base, recipe] = float(rel.max()), float(((angle - exact).abs() / limit).max())
-    print(f"d = {dim:3d}, base {base:>7,.0f}: ω " + " / ".join(f"{worst[dim, base, r][0]:4.2f}" for r in recipes)
-          + ";  angle " + " / ".join(f"{worst[dim, base, r][1]:4.2f}" for r in recipes))
+    lines.append(f"d = {dim:3d}, base {base:>7,.0f}: ω " + " / ".join(f"{worst[dim, base, r][0]:4.2f}" for r in recipes)
+                 + ";  angle " + " / ".join(f"{worst[dim, base, r][1]:4.2f}" for r in recipes))
+print("\n".join(lines))
 assert all(worst[dim, base, "rounded"][1] <= 1 for dim in (96, 128) for base in (1e4, 5e5))
 assert worst[96, 1e4, "power"][1] > 1.5 and worst[128, 5e5, "reciprocal"][1] > 1.05
 
@@ -752,18 +753,24 @@ for row in rows:
 #   exact buckets when near, log-spaced ones beyond, one last bucket for every far distance.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
+# **Untying content and position, learning the distance.**
+#
 # - **TUPE** (Ke et al. 2020, arXiv:2006.15595) unties content and position: word·word and position·position each get
 #   their own projections, and the cross terms (b), (c) are dropped as noise.
 # - **Learned relative biases for length.** ALiBi's fixed slope (Press et al. 2022, arXiv:2108.12409) became a
 #   learnable kernel of the distance in **Kerple** (Chi et al. 2022, arXiv:2205.09921), and a small network of the
-#   normalised distance in **FIRE** (Li et al. 2023, arXiv:2310.04418): both aim at length generalisation.
+#   normalised distance in **FIRE** (Li et al. 2023, arXiv:2310.04418): both aim at length generalisation. FIRE can
+#   represent T5's buckets, ALiBi and Kerple.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **Stretching a trained RoPE model.** Position interpolation (Chen et al. 2023, arXiv:2306.15595) divides every
-# position by $s = L'/L$; NTK-aware scaling (bloc97 2023) raises the base instead, so the fast pairs barely change.
-# **YaRN** (Peng et al. 2023, arXiv:2309.00071) interpolates by parts (fast pairs untouched, slow pairs interpolated, a
-# ramp between) and adds an attention temperature. *Dynamic* NTK, described there too, picks the scale from the
-# current length at every step. Notebook 05's lab compares PI, NTK and YaRN on the same trained RoPE models.
+# **Stretching a trained RoPE model.**
+#
+# - Position interpolation (Chen et al. 2023, arXiv:2306.15595) divides every position by $s = L'/L$.
+# - NTK-aware scaling (bloc97 2023) raises the base instead, so the fast pairs barely change.
+# - **YaRN** (Peng et al. 2023, arXiv:2309.00071) interpolates by parts (fast pairs untouched, slow pairs
+#   interpolated, a ramp between) and adds an attention temperature. *Dynamic* NTK, described there too, picks the
+#   scale from the current length at every step.
+# - Notebook 05's lab compares PI, NTK and YaRN on the same trained RoPE models.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **RoPE's long-term decay, and the base.** RoFormer (arXiv:2104.09864, §3.4.3) bounds the score of a query and a key
@@ -837,10 +844,12 @@ assert float(wavelengths(128, 1e4)[-1]) < 128 * 1024 < float(wavelengths(128, 5e
 # - [14] Peng et al. 2023, YaRN, arXiv:2309.00071 (it also describes NTK-aware and dynamic NTK scaling).
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# - [15] Ruoss et al. 2023, randomized positional encodings, arXiv:2305.16843.
+# - [15] Ruoss et al. 2023, *Randomized Positional Encodings Boost Length Generalization of Transformers*,
+#   arXiv:2305.16843.
 # - [16] Llama Team, AI @ Meta 2024, *The Llama 3 Herd of Models*, arXiv:2407.21783.
-# - [17] Sun et al. 2021, arXiv:2109.09115; [18] Wang et al. 2024, arXiv:2404.12224.
-# - [19] Zhou et al. 2024, arXiv:2402.09371.
+# - [17] Sun et al. 2021, *Do Long-Range Language Models Actually Use Long-Range Context?*, arXiv:2109.09115.
+# - [18] Wang et al. 2024, *Length Generalization of Causal Transformers without Position Encoding*, arXiv:2404.12224.
+# - [19] Zhou et al. 2024, *Transformers Can Achieve Length Generalization But Not Robustly*, arXiv:2402.09371.
 
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
 # *Speaker notes.* What each reference is used for:
