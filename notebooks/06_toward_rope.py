@@ -13,12 +13,12 @@
 # the rotation acts inside the dot product (点积).
 #
 # **You will be able to**
-# - rotate $q$ and $k$ so that $q^\top k$ depends only on the offset (相对位置) $n - m$, with no position in V
-#   (exercises 6.1, 6.2);
+# - rotate $q$ and $k$ so that $q^\top k$ depends only on the offset (相对位置) $n - m$, with no explicit position
+#   in V (exercises 6.1, 6.2);
 # - relate `apply_rope` to notebook 04's `shift_matrix`, signs included;
 # - convert interleaved RoPE into half-split RoPE with one permutation (exercise 6.3);
 # - explain why RoPE angles need float32 or float64, never bf16 (精度);
-# - compare five schemes with notebook 05's lab results.
+# - compare five schemes in notebook 05's lab.
 
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
 # *Speaker notes.* Where the seed ends: with absolute encodings relative distance is only implicit, and content and
@@ -105,7 +105,9 @@ assert not math.isclose(float(shifted_scores(q0, k0, 5, 2, [0])[0]), float(shift
 # the score knows which token comes first.
 #
 # **Claim.** V is untouched: the values are $W_V^\top x_n$ whatever the positions, while an added encoding puts
-# position into every value.
+# position into every value. That is the explicit signal, within one layer. In a model of several causal layers, later
+# values can still carry position that earlier layers inferred from the mask: notebook 05 §5's probe reads it off the
+# hidden states of a model with no encoding at all.
 
 # %% slideshow={"slide_type": "-"}
 def layer(start: int, scheme: str) -> tuple[torch.Tensor, torch.Tensor]:
@@ -166,7 +168,7 @@ rope_shift_app()
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "RoPE is one more vector added to the token embedding". Nothing is added, and nothing happens at the
 # > input: RoPE acts inside every attention layer, after $W_Q$ and $W_K$, on $q$ and $k$ only. A related slip is to rotate
-# > V as well. The RoFormer paper rotates only the query and the key; Hugging Face's RoFormer code has an opt-in
+# > V as well. The RoFormer paper rotates only the query and the key; Hugging Face's `RoFormerConfig` has an opt-in
 # > `rotary_value` flag (default `False`) for a variant that also rotates the values. With V rotated, a token's value
 # > depends on its absolute position again,
 # >
@@ -309,11 +311,12 @@ assert check_relative_score(relative_score)
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
 # *Speaker notes.* Where each layout lives (file, function):
 #
-# - interleaved: RoFormer (Hugging Face `modeling_roformer.py`, `apply_rotary_position_embeddings`); GPT-J (Hugging
-#   Face `modeling_gptj.py`, `rotate_every_two`); Meta's reference LLaMA code (`meta-llama/llama`, `llama/model.py`,
+# - interleaved: RoFormer (`huggingface/transformers`, `modeling_roformer.py`, `apply_rotary_position_embeddings`;
+#   its `RoFormerConfig.rotary_value` is the flag of section 1's box); GPT-J (`huggingface/transformers`,
+#   `modeling_gptj.py`, `rotate_every_two`); Meta's reference LLaMA code (`meta-llama/llama`, `llama/model.py`,
 #   `apply_rotary_emb`, adjacent pairs as complex numbers via `torch.view_as_complex`);
 # - half-split: GPT-NeoX (`EleutherAI/gpt-neox`, `megatron/model/positional_embeddings.py`, `rotate_half`); Hugging
-#   Face Llama and the many models derived from it (`modeling_llama.py`, `rotate_half`).
+#   Face Llama and the many models derived from it (`huggingface/transformers`, `modeling_llama.py`, `rotate_half`).
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **Same encoding, permuted.** With $x_\sigma$ the entries of $x$ in the order $\sigma$:
@@ -326,6 +329,7 @@ assert check_relative_score(relative_score)
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
 # *Speaker notes.* Hugging Face's Llama code says so in a comment ("Different from paper, but it uses a different
 # permutation in order to obtain the same calculation"), and its weight converter `convert_llama_weights_to_hf.py`
+# (`huggingface/transformers`)
 # applies exactly this permutation to `wq` and `wk` ("permute for sliced rotary"), and not to `wv`.
 
 # %% slideshow={"slide_type": "fragment"}
@@ -459,12 +463,15 @@ print(f"shift by 9: p·p unchanged, x·p changes by up to {cross_change:.2f}, Ro
 # A number format with $p$ significant bits rounds $m$ to a spacing of $2^{\lfloor\log_2 m\rfloor + 1 - p}$. bfloat16
 # has $p = 8$: above 256 it cannot even hold every integer position (257 becomes 256, 4097 becomes 4096), so the angle
 # is off by whole radians and the direction of the pair is lost. float16 ($p = 11$) overflows above 65504. In float32
-# ($p = 24$) the angle's error is at most about $2^{-23}\,m\,\omega_i$. `pe_helpers` forms every angle in float64.
+# ($p = 24$) the angle's error is at most about $2^{-23}\,m\,\omega_i$, if $\omega_i$ is the correctly rounded float32
+# of $\text{base}^{-2i/d}$. `pe_helpers` computes $\omega_i$ and every angle in float64.
 
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
 # *Speaker notes.* Where float32's bound comes from: float32 holds every integer position below $2^{24}$ exactly, and
 # each rounding is off by at most $2^{-24}$ of the rounded value; the angle is rounded twice ($\omega_i$, then the
 # product $m\,\omega_i$), so its error is at most about $2^{-23}\,m\,\omega_i$, and pair 0 ($\omega_0 = 1$) is exact.
+# "Rounded twice" is the condition: $\omega_i$ must reach float32 in one rounding of its exact value, which is what
+# computing it in float64 and casting once gives. Code that computes $\omega_i$ in float32 rounds more often (next slide).
 
 # %% slideshow={"slide_type": "fragment"}
 for dtype, p in ((torch.bfloat16, 8), (torch.float16, 11), (torch.float32, 24)):
@@ -506,6 +513,45 @@ for m, err, worst in zip(probe.tolist(), errors[torch.float32].tolist(), bound[:
 fig, ax = static_figure(height=3.6)
 draw_angle_error(ax, torch.logspace(1, 6, 41).round(), d)
 fig
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# **When the bound holds.** It assumes one rounding of $\omega_i$. The seed's `base ** (-index / dim)` and the common
+# `1 / base ** (torch.arange(0, d, 2).float() / d)` compute $\omega_i$ in float32: they round the exponent $2i/d$
+# (exact only when $d$ is a power of two), then the power, and the second also the reciprocal. An error $\delta$ in
+# the exponent becomes a relative error $\ln(\text{base})\,\delta$ of $\omega_i$, so the exponent's rounding is
+# amplified by up to $\ln(\text{base})\cdot 2i/d$: about 9 for base $10^4$, 13 for base $5\cdot10^5$. The cell
+# measures the three recipes on positions up to $2\cdot10^5$.
+
+# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
+from pe_helpers.rope import frequencies_as_computed
+
+ulp = 2.0 ** -24
+m_all = torch.arange(1, 200001, 7).double()
+recipes = ("rounded", "power", "reciprocal")  # float64 rounded once; the seed's line; the common inv_freq line
+lines = ["worst ω error (units of 2^-24) and worst angle error / 2^-23·m·ω_i, per recipe: " + " / ".join(recipes)]
+worst = {}
+for dim, base in ((96, 1e4), (96, 5e5), (128, 1e4), (128, 5e5)):
+    omega, exact = inverse_frequencies(dim, base), angles_in_dtype(m_all, dim, base=base)
+    limit = 2.0 ** -23 * (1 + ulp) * m_all[:, None] * omega
+    amplified = math.log(base) * torch.arange(0, dim, 2) / dim  # ln(base)·2i/d
+    for recipe in recipes:
+        rel = ((frequencies_as_computed(dim, base=base, recipe=recipe) - omega) / omega).abs() / ulp
+        assert bool((rel <= amplified + 2).all()), "the exponent's rounding amplified, plus the power's and the reciprocal's"
+        angle = angles_in_dtype(m_all, dim, base=base, dtype=torch.float32, frequency_recipe=recipe)
+        worst[dim, base, recipe] = float(rel.max()), float(((angle - exact).abs() / limit).max())
+    lines.append(f"d = {dim:3d}, base {base:>7,.0f}: ω " + " / ".join(f"{worst[dim, base, r][0]:4.2f}" for r in recipes)
+                 + ";  angle " + " / ".join(f"{worst[dim, base, r][1]:4.2f}" for r in recipes))
+print("\n".join(lines))
+assert all(worst[dim, base, "rounded"][1] <= 1 for dim in (96, 128) for base in (1e4, 5e5))
+assert worst[96, 1e4, "power"][1] > 1.5 and worst[128, 5e5, "reciprocal"][1] > 1.05
+
+# %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
+# *Speaker notes.* Read the printout by recipe. "rounded" (one rounding of the float64 value, what `pe_helpers` does)
+# stays within the bound at every $d$ and base. The seed's power line matches it when $d$ is a power of two (the
+# exponent $2i/d$ is then exact) and exceeds the bound by a factor of about 2 to 3 at $d = 96$; the reciprocal line adds
+# one more rounding and exceeds it even at $d = 128$. The bound grows with $\ln(\text{base})$: large bases (section
+# "Where next") make the condition matter more. Even three times the bound is a fraction of a radian at $m = 10^6$;
+# the lesson is that a stated bound carries its assumptions.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **Claim.** Rounding breaks RoPE's promise itself. The score of a query at $m + t$ and a key at $n + t$ should be one
@@ -589,8 +635,10 @@ print(f"largest error of the cos table: {worst:.2f}")
 # (`pe_helpers.extrapolation.reference_results()`): five seeds, trained at sizes up to $L$, tested up to $4L$; token
 # accuracy, mean ± standard deviation over the seeds, chance $= 1/\text{vocab size}$. `learned-extended` is the learned
 # table grown with untrained rows; `error` means the model cannot run at that size (`PositionOutOfRangeError`).
-# `rope-pi` and `rope-ntk` are the trained RoPE model evaluated with position interpolation or NTK-aware base
-# scaling, and `randomized` a learned table read at random sorted positions in training (notebook 05).
+# `rope-pi` and `rope-ntk` are the trained RoPE models evaluated with position interpolation (Chen et al. 2023,
+# arXiv:2306.15595) or NTK-aware base scaling (bloc97 2023, as described by Peng et al. 2023, arXiv:2309.00071), each
+# scaled for the current input's length: their dynamic variants. `randomized` is a learned table trained at random
+# sorted positions (Ruoss et al. 2023, arXiv:2305.16843); notebook 05 says how each of these rows is evaluated.
 
 # %% slideshow={"slide_type": "fragment"}
 results = reference_results()
@@ -618,13 +666,12 @@ display(Markdown(format_comparison_table(rows)))
 # **What the lab says** (the notebook asserts each point):
 #
 # - **Learned absolute.** No row past $L$: it cannot run. Grown with untrained rows, it falls towards chance.
-# - **Sinusoidal absolute.** Computable everywhere, near perfect up to $L$, yet it degrades just past $L$ on both tasks
-#   and collapses on copy.
-# - **RoPE.** On copy it degrades more slowly than the absolute schemes, then collapses; on look-back (offset 3) it
+# - **Sinusoidal absolute.** Near perfect up to $L$; past $L$ as weak as no encoding on look-back, collapsing on copy.
+# - **RoPE.** On copy it degrades more slowly than the absolute ones, then collapses; on look-back (offset 3) it
 #   *holds* just past $L$.
-# - **ALiBi.** The gentlest on copy, no better than the absolute schemes on look-back.
-# - **No PE with a causal mask.** The mask alone teaches order, but it is the weakest at $n \le L$ on copy, and it
-#   collapses too.
+# - **ALiBi.** The gentlest on copy, yet far from flat; on look-back no better than the absolute schemes.
+# - **No PE with a causal mask.** The mask alone teaches order; of these five, the weakest at $n \le L$ on copy, and
+#   it collapses too.
 
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
 # > **Misconception:** "sinusoidal encodings (or RoPE) extrapolate because they can be computed at any position". Being
@@ -638,13 +685,16 @@ display(Markdown(format_comparison_table(rows)))
 #   never trained.
 # - Sinusoidal: it collapses on copy from $2L$ on. Being able to compute an encoding for a longer position is not the
 #   same as the model having learned to use it: the seed's point, measured.
-# - RoPE: copying at size $n$ needs an offset of $n$, never seen past $L$. On look-back, where the offset is always 3,
-#   it stays far above the absolute schemes to $4L$: making relative distance explicit helps exactly when the needed
-#   offsets were seen in training.
-# - ALiBi: its fixed distance penalty makes it degrade most gently on copy, but "nearer is better" does not single out
-#   "exactly 3 back".
+# - RoPE: copying at size $n$ needs an offset of $n$, never seen past $L$. On look-back the needed offset, 3, was seen
+#   in training, and RoPE holds to $2L$ and stays far above the absolute schemes at $4L$, yet falls there too: at a
+#   longer size each query also meets more keys, at distances and with slow-pair angles it never saw, and a wider
+#   softmax. Making relative distance explicit helps when the needed offsets were seen, not at any length; notebook 05
+#   shows what rescaling RoPE at inference (PI, NTK, YaRN) changes.
+# - ALiBi: its fixed distance penalty makes it degrade most gently on copy, yet far from flat: copying needs the
+#   distant token, while Press et al. measured language-model perplexity, where a recency bias may ignore it. With this
+#   lab's four heads the steepest slope is $1/4$, too gentle to single out "exactly 3 back".
 # - No PE: Kazemnejad et al. 2023 found NoPE extrapolating better than absolute and rotary encodings on their tasks;
-#   in this small lab it beats only the absolute ones (notebook 05).
+#   in this small lab it falls past $L$ as the absolute schemes do (notebook 05).
 
 # %% slideshow={"slide_type": "skip"}
 by = {row.key: row for row in rows}
@@ -663,7 +713,11 @@ assert by["rope"].lookback.near_verdict == "holds" and by["rope"].lookback.far >
 # ALiBi: the gentlest on copy, no help on look-back
 assert by["alibi"].lab.near_verdict == "holds" and by["alibi"].lab.far > max(by[k].lab.far for k in ("sinusoidal", "rope", "none"))
 assert abs(by["alibi"].lookback.near - by["sinusoidal"].lookback.near) < 0.05
-# no PE: the weakest at n <= L on copy, and no extrapolation either
+# ALiBi: far from flat on copy; with 4 heads its steepest slope is 2^(-8/4) = 1/4
+assert by["alibi"].lab.far < by["alibi"].lab.in_distribution - 0.3 and results.config.n_heads == 4
+# sinusoidal: on look-back no better than no encoding past L
+assert abs(by["sinusoidal"].lookback.near - by["none"].lookback.near) < 0.05
+# no PE: of these five, the weakest at n <= L on copy, and no extrapolation either
 assert by["none"].lab.in_distribution < min(by[k].lab.in_distribution for k in ("learned", "sinusoidal", "rope", "alibi"))
 assert by["none"].lab.far_verdict == "collapses"
 # the measured columns
@@ -678,19 +732,96 @@ for row in rows:
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## Summary
 #
-# - RoPE rotates $q$ and $k$ by their positions, inside every attention layer; nothing is added to $x$ and V carries no
-#   position. The score becomes $q^\top\mathcal{R}_{n-m}k$: relative distance, with direction, made explicit.
+# - RoPE rotates $q$ and $k$ by their positions, inside every attention layer; nothing is added to $x$ and V gets no
+#   explicit position. The score becomes $q^\top\mathcal{R}_{n-m}k$: relative distance, with direction, made explicit.
 # - It is notebook 04's $R(k)$ again: $\mathcal{R}_m = R(m)^\top = S\,R(m)\,S$, so the score is $q^\top R(m-n)\,k$.
-# - Interleaved (GPT-J, RoFormer, Meta's LLaMA code) and half-split (GPT-NeoX, Hugging Face Llama `rotate_half`) agree up
-#   to one permutation of $W_Q$ and $W_K$.
-# - Form the angles in float32 or float64: bf16 cannot even hold the positions above 256.
+# - Interleaved (GPT-J, RoFormer) and half-split (GPT-NeoX, Hugging Face Llama) pairs agree up to one permutation of
+#   $W_Q$ and $W_K$.
+# - Form the angles in float32 or float64, with $\omega_i$ rounded once: bf16 cannot even hold the positions above 256.
 # - Absolute, rotary or none: what happens past the training length is an experimental question, and the lab answers it.
 
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Where next
+#
+# **Relative encodings after the four terms.** Shaw et al. 2018 (arXiv:1803.02155) first added a learned vector per
+# clipped offset to the keys and values.
+#
+# - **Transformer-XL** (Dai et al. 2019, arXiv:1901.02860, §3.3) writes the score as the four terms (a)–(d) of
+#   notebook 05 and makes them relative: the key's position becomes a sinusoid of the offset, the query's two learned
+#   vectors $u$, $v$.
+# - **T5** (Raffel et al. 2020, arXiv:1910.10683) adds one learned scalar per head and distance bucket to the score:
+#   exact buckets when near, log-spaced ones beyond, one last bucket for every far distance.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# **Untying content and position, learning the distance.**
+#
+# - **TUPE** (Ke et al. 2020, arXiv:2006.15595) unties content and position: word·word and position·position each get
+#   their own projections, and the cross terms (b), (c) are dropped as noise.
+# - **Learned relative biases for length.** ALiBi's fixed slope (Press et al. 2022, arXiv:2108.12409) became a
+#   learnable kernel of the distance in **Kerple** (Chi et al. 2022, arXiv:2205.09921), and a small network of the
+#   normalised distance in **FIRE** (Li et al. 2023, arXiv:2310.04418): both aim at length generalisation. FIRE can
+#   represent T5's buckets, ALiBi and Kerple.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# **Stretching a trained RoPE model.**
+#
+# - Position interpolation (Chen et al. 2023, arXiv:2306.15595) divides every position by $s = L'/L$.
+# - NTK-aware scaling (bloc97 2023) raises the base instead, so the fast pairs barely change.
+# - **YaRN** (Peng et al. 2023, arXiv:2309.00071) interpolates by parts (fast pairs untouched, slow pairs
+#   interpolated, a ramp between) and adds an attention temperature. *Dynamic* NTK, described there too, picks the
+#   scale from the current length at every step.
+# - Notebook 05's lab compares PI, NTK and YaRN on the same trained RoPE models.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# **RoPE's long-term decay, and the base.** RoFormer (arXiv:2104.09864, §3.4.3) bounds the score of a query and a key
+# $m$ apart by a sum of $|S_j(m)| = |\sum_{i<j} e^{\mathrm{i}\,m\,\omega_i}|$ that falls, roughly, as $m$ grows;
+# notebook 04's $\sum_i \cos m\omega_i$ is the real part of the last $S_j$. A larger base slows the slow pairs, so the
+# bound keeps falling to longer distances. With $d = 128$ the slowest pair of base $10^4$ turns once every 54 000
+# positions, that of base 500 000 (Llama 3, arXiv:2407.21783) once every 2.6 million: more than a long context.
+
+# %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
+from pe_helpers.figures import draw_rope_decay
+
+fig, ax = static_figure(height=3.4)
+draw_rope_decay(ax, torch.logspace(0, 6, 600).round().unique(), 128, (1e4, 5e5))
+fig
+
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
-# **Where next.** The seed's open question, relative encodings, has more answers than RoPE: Shaw et al. (2018) add learned
-# relative vectors inside attention, T5 adds a learned bias per distance bucket, ALiBi (Press et al. 2022) adds a fixed
-# linear penalty $-c\,|m - n|$ to the scores, and NoPE (Haviv et al. 2022; Kazemnejad et al. 2023) drops the encoding and
-# relies on the causal mask.
+# *Speaker notes.* The bound is RoFormer's: with $S_j(m) = \sum_{i<j} e^{\mathrm{i}\,m\,\omega_i}$, summation by parts
+# gives $|q^\top\mathcal{R}_m k| \le \max_i |h_{i+1} - h_i| \sum_j |S_j(m)|$, and the figure draws
+# $\frac{1}{d/2}\sum_j |S_j(m)|$ (`pe_helpers.rope.rope_decay_bound`). It bounds the score, it is not the score. The
+# cell below (not on the slides) asserts what the figure shows: above $m = 10$ the bound of base 500 000 stays higher
+# for three decades, then both settle on the same floor. The released Llama 3 models' `config.json` gives the base as
+# `rope_theta` = 500000.0. Large bases tie back to section 4: the smaller $\omega_i$ and the larger $\ln(\text{base})$, the more a
+# frequency computed in float32 can drift.
+
+# %% slideshow={"slide_type": "skip"}
+from pe_helpers import wavelengths
+from pe_helpers.rope import rope_decay_bound
+
+
+def decade_mean(k: int, base: float) -> float:
+    # RoFormer's bound at d = 128, averaged over log-spaced distances m in [10^k, 10^(k+1))
+    return float(rope_decay_bound(torch.logspace(k, k + 1, 200)[:-1].round(), 128, base=base).mean())
+
+
+print("mean bound over m in [1, 10), [10, 100), ..., [10^5, 10^6); the slowest pair's wavelength")
+for base in (1e4, 5e5):
+    print(f"base {base:>7,.0f}: " + " ".join(f"{decade_mean(k, base):5.1f}" for k in range(6))
+          + f";  {float(wavelengths(128, base)[-1]):>9,.0f} positions")
+assert all(decade_mean(k, 5e5) > decade_mean(k, 1e4) + 1.5 for k in (1, 2, 3))
+assert abs(decade_mean(5, 5e5) - decade_mean(5, 1e4)) < 1.0
+assert float(wavelengths(128, 1e4)[-1]) < 128 * 1024 < float(wavelengths(128, 5e5)[-1])
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# **Caveats on length generalisation.**
+#
+# - Stable perplexity past $L$ is not the use of long context: in Sun et al. 2021 (arXiv:2109.09115) context beyond
+#   2K tokens helps only a few tokens, such as those copied from far back.
+# - No encoding at all (Haviv et al. 2022's NoPos, Kazemnejad et al. 2023's NoPE) has limits of its own: NoPE
+#   generalises past $L$ only so far, as attention spreads thin (Wang et al. 2024, arXiv:2404.12224).
+# - Results depend on the seed: in Zhou et al. 2024 (arXiv:2402.09371) length generalisation varies with weight
+#   initialisation and data order, hence notebook 05's five seeds.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## References
@@ -698,16 +829,39 @@ for row in rows:
 # - [seed] 《绝对位置编码》 ("Absolute positional encoding", 2025-05-12), the syllabus; §1–§5 refer to it.
 # - [2] Su et al. 2021, *RoFormer: Enhanced Transformer with Rotary Position Embedding*, arXiv:2104.09864.
 # - [3] Press et al. 2022, ALiBi, arXiv:2108.12409.
-# - [4] Haviv et al. 2022, arXiv:2203.16634, and [5] Kazemnejad et al. 2023, arXiv:2305.19466 (NoPE).
-# - [9] The public bug reports of section 4, by repository and number.
+# - [4] Haviv et al. 2022 (NoPos), arXiv:2203.16634; [5] Kazemnejad et al. 2023 (NoPE), arXiv:2305.19466.
+# - [6] The public bug reports of section 4, by repository and number; the code of section 3, by repository, file
+#   and function (speaker notes).
 # - The lab numbers of section 5 are notebook 05's committed run, not published results.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# - [7] Shaw et al. 2018, relative position representations, arXiv:1803.02155.
+# - [8] Dai et al. 2019, Transformer-XL, arXiv:1901.02860.
+# - [9] Raffel et al. 2020, T5, arXiv:1910.10683.
+# - [10] Ke et al. 2020, TUPE, arXiv:2006.15595.
+# - [11] Chi et al. 2022, Kerple, arXiv:2205.09921; [12] Li et al. 2023, FIRE, arXiv:2310.04418.
+# - [13] Chen et al. 2023, position interpolation, arXiv:2306.15595.
+# - [14] Peng et al. 2023, YaRN, arXiv:2309.00071 (it also describes NTK-aware and dynamic NTK scaling).
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# - [15] Ruoss et al. 2023, *Randomized Positional Encodings Boost Length Generalization of Transformers*,
+#   arXiv:2305.16843.
+# - [16] Llama Team, AI @ Meta 2024, *The Llama 3 Herd of Models*, arXiv:2407.21783.
+# - [17] Sun et al. 2021, *Do Long-Range Language Models Actually Use Long-Range Context?*, arXiv:2109.09115.
+# - [18] Wang et al. 2024, *Length Generalization of Causal Transformers without Position Encoding*, arXiv:2404.12224.
+# - [19] Zhou et al. 2024, *Transformers Can Achieve Length Generalization But Not Robustly*, arXiv:2402.09371.
 
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
 # *Speaker notes.* What each reference is used for:
 #
 # - [seed]: §1.3 ("RoPE only rotates Q and K"), §3.4, §5.
-# - [2]: the rotation of $q$ and $k$, interleaved pairs $(2i, 2i+1)$, $\omega_i = 10000^{-2i/d}$.
-# - [3] ("Where next"), [4] and [5] (NoPE): no number quoted.
-# - [9]: cited by repository, number and title where they are used; the numbers of EleutherAI/gpt-neox #1003
+# - [2]: the rotation of $q$ and $k$, interleaved pairs $(2i, 2i+1)$, $\omega_i = 10000^{-2i/d}$; its §3.4.3 is the
+#   long-term decay bound drawn in "Where next".
+# - [3], [4], [5]: ALiBi and the schemes without an encoding; no number quoted.
+# - [6]: cited by repository, number and title where they are used; the numbers of EleutherAI/gpt-neox #1003
 #   (1044.27, 1045, 0.78) are not quoted but reproduced by the cell after the list.
+# - [7]–[12]: the relative encodings of "Where next"; [8] §3.3 is the four-term expansion notebook 05 uses.
+# - [13], [14]: the inference-time rescalings of the lab's `rope-…` rows and of "Where next"; NTK-aware scaling was
+#   first posted by bloc97 (2023) and is described in [14]. [15]: the lab's `randomized` row.
+# - [16]: base 500 000 (the released models' `rope_theta`). [17]–[19]: the caveats; no number quoted.
 # - The lab: `pe_helpers.extrapolation.reference_results()`.

@@ -18,6 +18,8 @@ values :math:`v = W_V x` are not touched. The rotation itself is
   (GPT-J, RoFormer) and half-split (GPT-NeoX, Llama-family ``rotate_half``) layouts;
 * :func:`angles_in_dtype`, :func:`rope_rotate`, :func:`rope_scores`, :func:`shifted_scores`: the
   angle computed in a chosen precision, to show why public code forms it in float32 (bf16 breaks it);
+  :func:`frequencies_as_computed`: the frequencies :math:`\omega_i` as three common recipes round them;
+* :func:`rope_decay_bound`: RoFormer's long-term decay bound against the distance, and its dependence on the base.
 
 The closing comparison table of notebook 06 lives in :mod:`pe_helpers.comparison`.
 """
@@ -64,7 +66,13 @@ __all__ = [
     "rope_scores",
     "shifted_scores",
     "additive_scores",
+    "frequencies_as_computed",
+    "rope_decay_bound",
 ]
+
+#: How a program computes the frequencies :math:`\omega_i = \text{base}^{-2i/d}` in a low precision (see
+#: :func:`frequencies_as_computed`).
+FREQUENCY_RECIPES = ("rounded", "power", "reciprocal")
 
 
 def demo_query_key(dim: int = 16, *, seed: int = 0) -> tuple[Tensor, Tensor]:
@@ -133,24 +141,84 @@ def angles_in_dtype(
     base: float = 10000.0,
     dtype: torch.dtype = torch.float64,
     frequency_dtype: torch.dtype | None = None,
+    frequency_recipe: str = "rounded",
 ) -> Tensor:
     r"""The RoPE angles :math:`\theta_{m,i} = m\,\omega_i` as a program computing them in ``dtype`` gets them.
 
-    The positions are rounded to ``dtype``, the frequencies :math:`\omega_i = \text{base}^{-2i/d}` to
-    ``frequency_dtype`` (default: ``dtype``), their product is formed and rounded to ``dtype``. The
-    result is returned in float64 (exact copies of the rounded values), shape ``positions.shape + (d/2,)``.
-    With ``dtype=torch.float64`` this is :func:`~pe_helpers.encodings.rope_angles`.
+    The positions are rounded to ``dtype``, the frequencies :math:`\omega_i = \text{base}^{-2i/d}` are
+    computed in ``frequency_dtype`` (default: ``dtype``) by ``frequency_recipe``
+    (:func:`frequencies_as_computed`; the default ``"rounded"`` is the float64 value correctly rounded),
+    their product is formed and rounded to ``dtype``. The result is returned in float64 (exact copies of
+    the rounded values), shape ``positions.shape + (d/2,)``. With ``dtype=torch.float64`` this is
+    :func:`~pe_helpers.encodings.rope_angles`.
     """
     dim = require_dim("dim", dim)
     base = require_base(base)
     dtype = require_float_dtype(dtype, "dtype")
     frequency_dtype = dtype if frequency_dtype is None else require_float_dtype(frequency_dtype, "frequency_dtype")
+    frequency_recipe = require_choice("frequency_recipe", frequency_recipe, FREQUENCY_RECIPES)
     pos = as_real_tensor("positions", positions)
     require_budget(f"angles_in_dtype(positions of shape {tuple(pos.shape)}, dim={dim})", (*pos.shape, dim // 2),
                  torch.float64, copies=2)
-    omega = inverse_frequencies(dim, base).to(device=pos.device, dtype=frequency_dtype)
+    omega = _frequencies(dim, base, frequency_dtype, frequency_recipe).to(pos.device)
     theta = pos.to(dtype)[..., None] * omega
     return theta.to(dtype).to(torch.float64)
+
+
+def frequencies_as_computed(dim: int, *, base: float = 10000.0, dtype: torch.dtype = torch.float32,
+                            recipe: str = "rounded") -> Tensor:
+    r"""The frequencies :math:`\omega_i = \text{base}^{-2i/d}` as a program computing them in ``dtype`` gets them.
+
+    Returned in float64 (exact copies of the ``dtype`` values), shape ``(d/2,)``. The recipes:
+
+    * ``"rounded"``: :math:`\omega_i` computed in float64, then rounded once to ``dtype``
+      (what ``pe_helpers`` does): relative error at most :math:`2^{-p}` (:math:`2^{-24}` in float32);
+    * ``"power"``: ``base ** (-(2i) / d)`` in ``dtype``, the seed's line;
+    * ``"reciprocal"``: ``1 / base ** ((2i) / d)`` in ``dtype``, the common ``inv_freq`` line.
+
+    The last two round the exponent :math:`x = 2i/d` first; an error :math:`\delta x` in the exponent
+    becomes a relative error :math:`\ln(\text{base})\,\delta x` of :math:`\omega_i`, i.e. the exponent's own
+    rounding amplified by up to :math:`\ln(\text{base})\cdot 2i/d`, on top of the roundings of the power
+    and of the reciprocal.
+    """
+    dim = require_dim("dim", dim)
+    base = require_base(base)
+    dtype = require_float_dtype(dtype, "dtype")
+    recipe = require_choice("recipe", recipe, FREQUENCY_RECIPES)
+    return _frequencies(dim, base, dtype, recipe).to(torch.float64)
+
+
+def _frequencies(dim: int, base: float, dtype: torch.dtype, recipe: str) -> Tensor:
+    """:func:`frequencies_as_computed` for checked arguments, in ``dtype``."""
+    require_budget(f"frequencies_as_computed(dim={dim})", (dim // 2,), torch.float64, copies=3)
+    if recipe == "rounded":
+        return inverse_frequencies(dim, base).to(dtype)
+    two_i = torch.arange(0, dim, 2).to(dtype)
+    if recipe == "power":
+        return base ** (-two_i / dim)
+    return 1 / (base ** (two_i / dim))
+
+
+def rope_decay_bound(distances: Tensor | Sequence[float], dim: int, *, base: float = 10000.0) -> Tensor:
+    r"""RoFormer's long-term decay bound (Su et al., arXiv:2104.09864, §3.4.3) at each relative distance ``m``.
+
+    With :math:`S_j(m) = \sum_{i=0}^{j-1} e^{\mathrm{i}\,m\,\omega_i}`, summation by parts bounds the RoPE
+    score of any query and key whose pair products :math:`h_i` vary by at most :math:`A` from pair to pair:
+    :math:`|q^\top\mathcal{R}_m k| \le A \sum_{j=1}^{d/2} |S_j(m)|`. This returns the paper's relative bound
+
+    .. math:: \frac{1}{d/2}\sum_{j=1}^{d/2} |S_j(m)|,
+
+    which is :math:`(d/2 + 1)/2` at :math:`m = 0` and falls, roughly, as :math:`m` grows. A larger ``base``
+    makes the slow pairs slower, so the fall reaches further. Float64, shape ``distances.shape``.
+    """
+    dim = require_dim("dim", dim)
+    base = require_base(base)
+    m = as_real_tensor("distances", distances).cpu()
+    require_budget(f"rope_decay_bound({m.numel()} distances, dim={dim})", (*m.shape, dim // 2), torch.complex128,
+                   copies=3)
+    phase = m.to(torch.float64)[..., None] * inverse_frequencies(dim, base)
+    partial_sums = torch.polar(torch.ones_like(phase), phase).cumsum(-1)
+    return partial_sums.abs().mean(-1)
 
 
 def rope_rotate(

@@ -25,7 +25,7 @@ from pe_helpers.figures.frequencies import (build_frequency_heatmap, draw_dimens
                                             draw_frequencies, draw_layouts)
 from pe_helpers.figures.learned import plot_qkv_change, plot_similarity_heatmaps
 from pe_helpers.figures.order import plot_sentence_pairs
-from pe_helpers.figures.rope import draw_angle_error, draw_score_matrices
+from pe_helpers.figures.rope import draw_angle_error, draw_rope_decay, draw_score_matrices
 from pe_helpers.figures.rotation import draw_shift_matrix, plot_dot_products
 from pe_helpers.order import EN_PAIR, ZH_PAIR, sentence_outputs
 from pe_helpers.rope import demo_query_key
@@ -87,6 +87,7 @@ def _static_figures() -> dict:
         "plot_dot_products": lambda: plot_dot_products(),
         "draw_score_matrices": lambda: two(draw_score_matrices, q=q, k=k, n=12),
         "draw_angle_error": lambda: one(draw_angle_error, pos, 16),
+        "draw_rope_decay": lambda: one(draw_rope_decay, torch.logspace(0, 6, 200).round().unique(), 128, (1e4, 5e5)),
     }
 
 

@@ -371,11 +371,21 @@ SPECS: list[tuple[str, Callable, dict]] = [
      {"position": (3.0, _real_kind(3.0)), "dim": (8, _int_kind(8, minimum=2, even=True)), "layout": ("half", _choice_kind("half"))}),
     ("pair_swap_permutation", rope.pair_swap_permutation, {"dim": (8, _int_kind(8, minimum=2, even=True))}),
     ("interleaved_to_half_permutation", rope.interleaved_to_half_permutation, {"dim": (8, _int_kind(8, minimum=2, even=True))}),
-    ("angles_in_dtype", lambda positions, dim, dtype, frequency_dtype:
-        rope.angles_in_dtype(positions, dim, dtype=dtype, frequency_dtype=frequency_dtype),
+    ("angles_in_dtype", lambda positions, dim, dtype, frequency_dtype, frequency_recipe:
+        rope.angles_in_dtype(positions, dim, dtype=dtype, frequency_dtype=frequency_dtype,
+                             frequency_recipe=frequency_recipe),
      {"positions": ([0, 1, 7], [v for v in _real_positions_kind([0, 1, 7]) if v[0] not in ("one too many", "column (n, 1)")]),
       "dim": (8, _int_kind(8, minimum=2, even=True)), "dtype": (torch.float32, _dtype_kind()),
-      "frequency_dtype": (torch.float32, [v for v in _dtype_kind() if v[0] != "None"])}),
+      "frequency_dtype": (torch.float32, [v for v in _dtype_kind() if v[0] != "None"]),
+      "frequency_recipe": ("power", _choice_kind("power"))}),
+    ("frequencies_as_computed", lambda dim, base, dtype, recipe:
+        rope.frequencies_as_computed(dim, base=base, dtype=dtype, recipe=recipe),
+     {"dim": (8, _int_kind(8, minimum=2, even=True)), "base": (100.0, _real_kind(100.0, base=True)),
+      "dtype": (torch.float32, _dtype_kind()), "recipe": ("reciprocal", _choice_kind("reciprocal"))}),
+    ("rope_decay_bound", lambda distances, dim, base: rope.rope_decay_bound(distances, dim, base=base),
+     {"distances": ([0, 1, 7], [v for v in _real_positions_kind([0, 1, 7]) if v[0] not in ("one too many", "column (n, 1)")]
+                    + [("over the memory budget", torch.zeros(2 * 10**7), ERROR)]),
+      "dim": (8, _int_kind(8, minimum=2, even=True)), "base": (100.0, _real_kind(100.0, base=True))}),
     ("rope_rotate", lambda x, positions, layout, angle_dtype: rope.rope_rotate(x, positions, layout=layout, angle_dtype=angle_dtype),
      {"x": (_x(4, 8), _float_tensor_kind(_x(4, 8), min_ndim=1)), "positions": ([0, 1, 5, 9], _real_positions_kind([0, 1, 5, 9])),
       "layout": ("interleaved", _choice_kind("interleaved")), "angle_dtype": (torch.float32, _dtype_kind())}),

@@ -27,8 +27,10 @@ from pe_helpers.rope import (
     additive_scores,
     angles_in_dtype,
     demo_query_key,
+    frequencies_as_computed,
     interleaved_to_half_permutation,
     pair_swap_permutation,
+    rope_decay_bound,
     rope_matrix,
     rope_rotate,
     rope_scores,
@@ -108,6 +110,78 @@ def test_angle_precision() -> None:
     # a consistent (rounded) frequency keeps the offset property
     s = shifted_scores(q, k, 5, 2, shifts, angle_dtype=torch.float64, frequency_dtype=torch.bfloat16)
     torch.testing.assert_close(s, s[:1].expand_as(s), atol=1e-8, rtol=0)
+
+
+ULP = 2.0**-24  # float32's unit roundoff
+
+
+@pytest.mark.parametrize("dim", [8, 24, 64, 96, 128, 130])
+@pytest.mark.parametrize("base", [100.0, 1e4, 5e5])
+def test_frequency_recipes_and_their_error_bounds(dim: int, base: float) -> None:
+    """'rounded' is the float64 ω rounded once (relative error <= 2^-24); the seed's power and the common reciprocal
+    round the exponent 2i/d first, which the power amplifies by ln(base)·2i/d, plus about one rounding each."""
+    exact = inverse_frequencies(dim, base)
+    rounded = frequencies_as_computed(dim, base=base)
+    torch.testing.assert_close(rounded, exact.float().double(), atol=0, rtol=0)
+    assert bool((((rounded - exact) / exact).abs() <= ULP).all())
+    index = torch.arange(0, dim, 2).float()
+    torch.testing.assert_close(frequencies_as_computed(dim, base=base, recipe="power"),
+                               (base ** (-index / dim)).double(), atol=0, rtol=0)  # the seed's line, bit for bit
+    torch.testing.assert_close(frequencies_as_computed(dim, base=base, recipe="reciprocal"),
+                               (1 / base ** (index / dim)).double(), atol=0, rtol=0)
+    amplification = math.log(base) * torch.arange(0, dim, 2, dtype=torch.float64) / dim
+    for recipe in ("power", "reciprocal"):
+        relative = ((frequencies_as_computed(dim, base=base, recipe=recipe) - exact) / exact).abs() / ULP
+        assert bool((relative <= amplification + 2).all()), (recipe, float((relative - amplification).max()))
+
+
+def test_the_float32_angle_bound_needs_correctly_rounded_frequencies() -> None:
+    pos = torch.arange(1, 200001, 7).double()
+    for dim, recipe, base in [(96, "power", 1e4), (96, "reciprocal", 5e5), (128, "reciprocal", 5e5)]:
+        exact = angles_in_dtype(pos, dim, base=base)
+        bound = 2.0**-23 * (1 + ULP) * pos[:, None] * inverse_frequencies(dim, base)
+        good = (angles_in_dtype(pos, dim, base=base, dtype=torch.float32) - exact).abs()
+        bad = (angles_in_dtype(pos, dim, base=base, dtype=torch.float32, frequency_recipe=recipe) - exact).abs()
+        assert bool((good <= bound).all()), "ω correctly rounded: within 2^-23·m·ω_i"
+        assert float((bad / bound).max()) > 1.05, (dim, recipe, base)
+    assert float((frequencies_as_computed(96, recipe="power") - inverse_frequencies(96)).abs().div(
+        inverse_frequencies(96)).max()) > 2 * ULP, "d = 96: the exponent 2i/96 is rounded, and the power amplifies it"
+    with pytest.raises(ValueError, match="frequency_recipe"):
+        angles_in_dtype([1.0], 8, frequency_recipe="exact")
+    with pytest.raises(ValueError, match="recipe"):
+        frequencies_as_computed(8, recipe="Power")
+
+
+def _decay_bound_by_hand(m: float, dim: int, base: float) -> float:
+    omega = [base ** (-2 * i / dim) for i in range(dim // 2)]
+    partial, total = 0j, 0.0
+    for w in omega:
+        partial += complex(math.cos(m * w), math.sin(m * w))
+        total += abs(partial)
+    return total / (dim // 2)
+
+
+@pytest.mark.parametrize("dim", [2, 8, 64])
+def test_decay_bound_is_roformers_formula(dim: int) -> None:
+    m = torch.tensor([0.0, 1.0, 2.5, 37.0, -37.0, 1e4])
+    got = rope_decay_bound(m, dim, base=1e4)
+    want = torch.tensor([_decay_bound_by_hand(float(v), dim, 1e4) for v in m], dtype=torch.float64)
+    torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-10)
+    assert float(got[0]) == (dim // 2 + 1) / 2  # S_j(0) = j
+    assert float(got[3]) == float(got[4]), "|S_j(-m)| = |S_j(m)|"
+    assert rope_decay_bound(m.reshape(2, 3), dim).shape == (2, 3)
+    assert rope_decay_bound(7, dim).shape == ()
+
+
+def test_decay_bound_falls_and_a_larger_base_stretches_it() -> None:
+    def band(k: int, base: float, dim: int = 128) -> float:  # mean over log-spaced distances in [10^k, 10^(k+1))
+        return float(rope_decay_bound(torch.logspace(k, k + 1, 200)[:-1].round(), dim, base=base).mean())
+
+    for base in (1e4, 5e5):
+        assert band(0, base) > band(1, base) > band(2, base) > band(4, base)
+    for k in (1, 2, 3):
+        assert band(k, 5e5) > band(k, 1e4) + 1.5, k
+    assert abs(band(5, 5e5) - band(5, 1e4)) < 1.0, "far enough, both settle on the same floor"
 
 
 def test_rope_rotate_default_is_apply_rope_and_validates() -> None:

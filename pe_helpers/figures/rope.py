@@ -4,7 +4,8 @@ r"""Notebook 06, "Toward RoPE", figures: RoPE turns q and k, and their dot produ
   :math:`\mathcal{R}_{n+t}\,k` in its plane, the angle between them, and the full score against the shift
   ``t`` beside the additive :math:`(q + PE(m+t))^\top(k + PE(n+t))`;
 * static helpers that draw onto given axes: :func:`draw_score_matrices` (additive vs rotary score
-  matrices), :func:`draw_angle_error` (the angle's error in bf16 / float32 against position).
+  matrices), :func:`draw_angle_error` (the angle's error in bf16 / float32 against position),
+  :func:`draw_rope_decay` (RoFormer's long-term decay bound against the distance, one line per base).
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ import torch
 from matplotlib.axes import Axes
 
 from .._validate import require_base, require_dim, require_int
-from ..rope import additive_scores, angles_in_dtype, demo_query_key, pair_vectors, rope_scores, score_range, shifted_scores
+from ..rope import (additive_scores, angles_in_dtype, demo_query_key, pair_vectors, rope_decay_bound, rope_scores,
+                    score_range, shifted_scores)
 from ._base import DIVERGING, OKABE_ITO, FigureHandle, label, new_figure, one_thread, settle_layout, symmetric_limits
 from ..i18n import _
 
-__all__ = ["build_rope_pair", "draw_score_matrices", "draw_angle_error"]
+__all__ = ["build_rope_pair", "draw_score_matrices", "draw_angle_error", "draw_rope_decay"]
 
 
 def _circle(radius: float, n: int = 160) -> tuple[torch.Tensor, torch.Tensor]:
@@ -181,3 +183,22 @@ def draw_angle_error(ax: Axes, positions: torch.Tensor, dim: int, *,
     label(ax, _("error of the RoPE angle m·ωᵢ, largest over pairs"), _("position m (log)"),
           _("|error| in rad (log)"))
     ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the lines, never on them
+
+
+def draw_rope_decay(ax: Axes, distances: torch.Tensor, dim: int, bases: Sequence[float]) -> None:
+    r"""RoFormer's relative decay bound :math:`\frac{1}{d/2}\sum_j |S_j(m)|` against the distance ``m`` (log axis),
+    one line per base (:func:`~pe_helpers.rope.rope_decay_bound`): a larger base keeps the bound up to longer
+    distances before it settles on the same floor.
+    """
+    dim = require_dim("dim", dim)
+    x = distances.to(torch.float64)
+    colors = (OKABE_ITO[5], OKABE_ITO[0], OKABE_ITO[2], OKABE_ITO[3])
+    for c, base in enumerate(bases):
+        base = require_base(base)
+        bound = rope_decay_bound(x, dim, base=base)
+        ax.semilogx(x.numpy(), bound.numpy(), color=colors[c % len(colors)], linewidth=1.4,
+                    label=_("base {base:,.0f}").format(base=base))
+    ax.set_ylim(bottom=0)
+    label(ax, _("RoPE's long-term decay bound (RoFormer §3.4.3), d = {d}").format(d=dim),
+          _("relative distance m (log)"), _("(1/(d/2)) Σ_j |S_j(m)|"))
+    ax.legend(frameon=False, loc="upper right")
