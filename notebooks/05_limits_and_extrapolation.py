@@ -736,7 +736,7 @@ assert gap <= 0.02, "learned and sinusoidal are close inside the training sizes"
 #   T5-bias encodings. *Here*: claim 6.
 # * **Haviv et al. (2022) [4]**: language models without positional encoding (their "NoPos") are competitive, and
 #   probes recover absolute position from them. *Here*: section 5.
-# * **Ruoss et al. (2023) [10]**, randomized positional encodings: train *and test* on sorted random subsets of a
+# * **Ruoss et al. (2023) [15]**, randomized positional encodings: train *and test* on sorted random subsets of a
 #   longer range of positions. *Here*: claims 1 and 7 (`randomized-sampled`).
 
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
@@ -748,11 +748,11 @@ assert gap <= 0.02, "learned and sinusoidal are close inside the training sizes"
 # tested in order, a variant of ours; `randomized-sampled` is tested their way.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# * **Chen et al. (2023) [11]**, position interpolation: scale positions by $L/L'$ so a longer input stays inside
+# * **Chen et al. (2023) [13]**, position interpolation: scale positions by $L/L'$ so a longer input stays inside
 #   the trained range, then fine-tune briefly. *Here*: claim 5, without the fine-tuning.
-# * **NTK-aware scaled RoPE** (bloc97, 2023 [12]): scale the base, $b' = b\,s^{d/(d-2)}$, so the slowest pair is
+# * **NTK-aware scaled RoPE** (bloc97, 2023; in [14]): scale the base, $b' = b\,s^{d/(d-2)}$, so the slowest pair is
 #   interpolated and the fastest kept. *Here*: claim 5.
-# * **YaRN (Peng et al. 2023) [13]**: interpolate only the pairs that turn few times over the training context
+# * **YaRN (Peng et al. 2023) [14]**: interpolate only the pairs that turn few times over the training context
 #   ("NTK-by-parts") and sharpen the softmax. *Here*: claim 5, without the fine-tuning.
 
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
@@ -826,18 +826,18 @@ assert check_copy_loss_mask(copy_loss_mask)
 #
 # - [7] *The Annotated Transformer* (Rush 2018; Huang et al. 2022): harvardnlp/annotated-transformer,
 #   `the_annotated_transformer.py`: `Embeddings.forward`, `PositionalEncoding.forward`, `make_model`.
-# - [10] Ruoss et al. 2023, *Randomized Positional Encodings Boost Length Generalization of Transformers*,
-#   arXiv:2305.16843; google-deepmind/randomized_positional_encodings, `models/positional_encodings.py`,
-#   `noisy_fixed_positional_encodings`.
-# - [11] Chen et al. 2023, *Extending Context Window of Large Language Models via Positional Interpolation*,
+# - [8] Dai et al. 2019, *Transformer-XL*, arXiv:1901.02860, §3.3.
+# - [10] Ke, He & Liu 2020, *Rethinking Positional Encoding in Language Pre-training* (TUPE), arXiv:2006.15595.
+# - [13] Chen et al. 2023, *Extending Context Window of Large Language Models via Positional Interpolation*,
 #   arXiv:2306.15595.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### References (end)
 #
-# - [12] bloc97 2023, NTK-aware scaled RoPE; its dynamic form: huggingface/transformers,
-#   `src/transformers/modeling_rope_utils.py`, `_compute_dynamic_ntk_parameters`.
-# - [13] Peng et al. 2023, *YaRN*, arXiv:2309.00071 (§3.2, §3.3); the same file, `_compute_yarn_parameters`.
-# - [14] Dai et al. 2019, *Transformer-XL*, arXiv:1901.02860, §3.3.
-# - [15] Ke, He & Liu 2020, *Rethinking Positional Encoding in Language Pre-training* (TUPE), arXiv:2006.15595.
+# - [14] Peng et al. 2023, *YaRN*, arXiv:2309.00071, also describing bloc97's NTK-aware scaling (2023);
+#   huggingface/transformers, `src/transformers/modeling_rope_utils.py`, `_compute_dynamic_ntk_parameters`,
+#   `_compute_yarn_parameters`.
+# - [15] Ruoss et al. 2023, *Randomized Positional Encodings Boost Length Generalization of Transformers*,
+#   arXiv:2305.16843; google-deepmind/randomized_positional_encodings, `models/positional_encodings.py`,
+#   `noisy_fixed_positional_encodings`.
 # - The lab's numbers: this package's reference run, `pe_helpers.extrapolation.reference_results()`.
