@@ -383,3 +383,66 @@ def test_the_share_named_specifically_is_at_least_the_goal() -> None:
     named = sum(1 for name in INVENTED if name not in HARD)
     assert len(INVENTED) >= 50 and named / len(INVENTED) >= REQUIRED_SHARE, (named, len(INVENTED))
     assert get_language() == "en"
+
+
+#: What the message of some entries must say: where the mistake shows and what it is, in the student's terms.
+SAYS = {
+    "1.1 divided by sqrt(d_v)": ("q multiplied by √4/√3", "v.shape[1]"),
+    "1.1 q scaled in place": ("argument q in place", "q.clone()"),
+    "1.2 P S P": ("column 0 holds what column 1 should",),
+    "1.4 tril(-1)": ("row of NaN only (row 0)", "tril(-1)"),
+    "1.4 tril(1)": ("key i + 1", "tril(0)"),
+    "1.4 softmax over queries": ("dim 0 (queries)", "dim=1"),
+    "2.1 (q, v, k)": ("(q, v, k) where (q, k, v)",),
+    "2.1 table[1:n+1]": ("t shifted by one along dim 0",),
+    "2.1 float16": ("in q (item 0", "float16"),
+    "2.2 divided by d": ("1/4 (4 = t.shape[1])",),
+    "3.1 integer table": ("whole number", "integer tensor"),
+    "3.2 descending argsort": ("reversed", "descending=True"),
+    "4.1 degrees": ("π/180", "degrees"),
+    "4.2 k - 1": ("k = 2 instead of k = 3",),
+    "4.2 list of blocks": ("got a list of 4 items",),
+    "5.2 starts at n + 1": ("the start is off by one",),
+    "5.2 ends at 2n inclusive": ("the end is off by one",),
+    "5.2 lengths unsqueezed in place": ("shape changed from (1,) to (1, 1)",),
+    "6.2 returns a string": ("should return one number (the score), got a string",),
+    "6.2 divided by sqrt(d)": ("1/√8 (8 = q.shape[0])",),
+    "6.3 softmax over queries": ("weights A that multiply v",),
+    "6.4 half of the gaps": ("in additive_gap", "½"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAYS))
+def test_the_message_says_where_and_what(name: str) -> None:
+    message = _run(name).message
+    for words in SAYS[name]:
+        assert words in message, (name, words, message)
+    assert "division by zero" not in message
+
+
+def test_types_are_named_grammatically_in_both_languages() -> None:
+    cases = {checks.check_relative_score: (lambda q, k, o: "1.5", "a string ('1.5')"),
+             checks.check_attention: (lambda q, k, v: {"out": 1}, "a dict (keys 'out')"),
+             checks.check_sinusoidal: (lambda n, d: 3, "an int (3)"),
+             checks.check_shift_matrix: (lambda k, d: 0.5, "a float (0.5)")}
+    for checker, (fn, words) in cases.items():
+        message = checker(fn, quiet=True).message
+        assert words in message and not re.search(r"\ba (int|object|empty|array|integer)\b", message), message
+        try:
+            set_language("zh")
+            message = checker(fn, quiet=True).message
+        finally:
+            set_language("en")
+        assert not english_words(message), message
+
+
+def test_an_input_modified_in_place_fails_even_when_the_answer_is_right() -> None:
+    def in_place(s, perm):
+        s[:] = s[perm][:, perm]
+        return s.clone()
+
+    result = checks.check_permuted_scores(in_place, quiet=True)
+    assert not result and result.mistake == "modified-input" and "s in place" in result.message
+    assert checks.check_permuted_scores(lambda s, perm: s.clone()[perm][:, perm], quiet=True)
+    lists = checks.check_rope_pair(lambda pair, m, w: pair.mul_(1.0) if False else _rotate(pair, m * w), quiet=True)
+    assert lists, lists

@@ -575,6 +575,8 @@ def tensor_answer(*, cause: Callable[[tuple, tuple, "Case"], str] | None = None,
 
     def convert(value: Any, want: Any, case: Case) -> torch.Tensor:
         what = case.call
+        if isinstance(value, (bool, int, float)) and tuple(want.shape) != ():
+            raise StudentError(_("{what} should return a tensor of shape {0}, got {1}.").format(_shape_text(tuple(want.shape)), _kind(value), what=what), "not-a-tensor")
         if isinstance(value, Opaque) and value.kind == "too-big" and value.shape is not None:
             got_shape = value.shape
         else:

@@ -340,17 +340,17 @@ def items_swapped(ev: Evidence) -> Diagnosis | None:
     gots, wants = _tensors(ev.gots[i]), _tensors(ev.wants[i])
     if not isinstance(ev.wants[i], (tuple, list)) or gots is None or wants is None or len(gots) != len(wants):
         return None
-    order = []
-    for g in gots:
-        match = [j for j, w in enumerate(wants) if g.shape == w.shape and _close(g, w, ev.tol)]
-        if not match:
-            return None
-        order.append(match[0])
-    if sorted(order) != list(range(len(wants))) or order == list(range(len(wants))):
-        return None
     items = getattr(ev.exercise, "items", ()) or tuple(str(j) for j in range(len(wants)))
-    return ("items-swapped", _("the items come back in the wrong order: you return ({got}) where ({want}) is asked. Return them in that order.").format(
-        got=", ".join(str(items[j]) for j in order), want=", ".join(str(x) for x in items)))
+    matches = [[j for j, w in enumerate(wants) if g.shape == w.shape and _close(g, w, ev.tol)] for g in gots]
+    order = [m[0] if m else None for m in matches]
+    if None not in order and sorted(order) == list(range(len(wants))) and order != list(range(len(wants))):
+        return ("items-swapped", _("the items come back in the wrong order: you return ({got}) where ({want}) is asked. Return them in that order.").format(
+            got=", ".join(str(items[j]) for j in order), want=", ".join(str(x) for x in items)))
+    for k, m in enumerate(matches):
+        if k not in m and m:
+            return ("item-mixed-up", _("{item} (item {k} of what you return) equals the expected {other}: it is computed like {other} (the same weights or inputs); compute {item} with its own.").format(
+                item=items[k], k=k, other=items[m[0]]))
+    return None
 
 
 def _entries_text(mask: Tensor) -> str:
@@ -686,6 +686,20 @@ def _variants(case: Any, ev: Evidence) -> list[tuple[tuple, int, tuple, str, str
                 hint = c.hint or _("a factor too many, or one missing, where {name} enters the formula").format(name=name)
                 out.append((("scaled", j, c.key), j, changed(arg * c.value), "argument-scaled",
                             _("the answer is what the reference gives with {name} multiplied by {factor} ({hint}).").format(name=name, factor=c.reads(), hint=hint)))
+        if isinstance(arg, Tensor) and arg.dim() >= 1:
+            for axis in range(arg.dim()):
+                if arg.shape[axis] > 1:
+                    out.append((("flipped", j, axis), j, changed(arg.flip(axis)), "argument-reversed",
+                                _("the answer is what the reference gives with {name} reversed along dim {axis}: {name} is read back to front (a flip, or an index counting down).").format(name=name, axis=axis)))
+        for k in range(j + 1, len(args)):
+            other = args[k]
+            same_kind = (isinstance(arg, Tensor) and isinstance(other, Tensor) and arg.shape == other.shape
+                         and arg.dtype == other.dtype) or (type(arg) is type(other) and isinstance(arg, (int, float)))
+            if same_kind and not (isinstance(arg, Tensor) and torch.equal(arg, other)) and not (not isinstance(arg, Tensor) and arg == other):
+                swapped = list(args)
+                swapped[j], swapped[k] = other, arg
+                out.append((("swapped", j, k), j, tuple(swapped), "arguments-swapped",
+                            _("the answer is what the reference gives with {name} and {other} swapped: each is used where the other belongs.").format(name=name, other=ev.names[k] if k < len(ev.names) else k)))
         if isinstance(arg, Tensor) and arg.is_floating_point() and arg.dim() >= 1:
             for axis in range(arg.dim()):
                 if arg.shape[axis] < 2:
