@@ -310,9 +310,10 @@ def _low_dtype(raw: Any, got: Tensor) -> torch.dtype | None:
     return None
 
 
-def _precision_message(part: Part, ev: Evidence, dtype: torch.dtype, error: float) -> str:
-    name = str(dtype).removeprefix("torch.")
-    digits = 3 if dtype == torch.float16 else 2
+def _precision_message(part: Part, ev: Evidence, dtype: torch.dtype | None, error: float) -> str:
+    """The reduced-precision message; ``dtype`` None: float16 or bfloat16, which the error cannot tell apart."""
+    name = str(dtype).removeprefix("torch.") if dtype is not None else _("float16 or bfloat16")
+    digits = 3 if dtype == torch.float16 else 2 if dtype == torch.bfloat16 else "2–3"
     return _("{where}the error reaches {error:.2g} (allowed: {atol:g}), the rounding of {name}: part of the computation runs in {name}, which keeps only about {digits} significant digits. Compute in float32 or float64 (no .half(), .bfloat16() or dtype=torch.{name}).").format(
         where=part.where, error=error, atol=float(ev.exercise.atol), name=name, digits=digits)
 
@@ -390,6 +391,8 @@ def affine(part: Part, ev: Evidence) -> Found | None:
             return None
     if b == 0.0 and abs(a + 1) <= 1e-4:
         return (("sign",), _("{where}every entry has the wrong sign: the answer is −1 times the expected one. Look for a minus sign too many, or a subtraction in the wrong order (a − b where b − a is meant).").format(where=part.where))
+    if b == 0.0 and abs(a - 1) < 0.01:
+        return None  # within 1 %: rounding, not a factor (the precision diagnosis may say so)
     if b == 0.0:
         template = _("{where}every entry is {factor} times the expected value ({hint}).")
         readings = [(c.key, c.reads(), c.hint, False) for c in _matches(a, _constants(part.case, ev.names))]
@@ -667,17 +670,25 @@ def _variants(case: Any, ev: Evidence) -> list[tuple[tuple, int, tuple, str, str
         def changed(value: Any, j: int = j) -> tuple:
             return args[:j] + (value,) + args[j + 1:]
 
-        if isinstance(arg, int) and not isinstance(arg, bool):
+        whole = isinstance(arg, float) and arg.is_integer()
+        if isinstance(arg, int) and not isinstance(arg, bool) or whole:
             for delta in (1, -1):
                 out.append((("off", j, delta), j, changed(arg + delta), "argument-off-by-one",
-                            _("the answer is what the reference gives for {name} = {wrong} instead of {name} = {right}: {name} is off by one somewhere (a + 1 or − 1 too many, or one missing).").format(name=name, wrong=arg + delta, right=arg)))
-            if arg != 0:
+                            _("the answer is what the reference gives for {name} = {wrong} instead of {name} = {right}: {name} is off by one somewhere (a + 1 or − 1 too many, or one missing).").format(name=name, wrong=f"{arg + delta:g}", right=f"{arg:g}")))
+            if arg != 0 and not whole:
                 out.append((("negated", j), j, changed(-arg), "argument-negated",
                             _("the answer is what the reference gives for {name} = {wrong} instead of {right}: a sign is flipped where {name} is used.").format(name=name, wrong=-arg, right=arg)))
         if isinstance(arg, Tensor) and not arg.is_floating_point() and arg.dtype != torch.bool and arg.dim() == 1:
             for delta in (1, -1):
                 out.append((("off", j, delta), j, changed(arg + delta), "argument-off-by-one",
                             _("the answer is what the reference gives with every entry of {name} {sign} 1: {name} is off by one (counted from 1 where it counts from 0, or the other way round).").format(name=name, sign="+" if delta > 0 else "−")))
+            if sorted(arg.tolist()) == list(range(len(arg))) and not torch.equal(torch.argsort(arg), arg):
+                out.append((("inverted", j), j, changed(torch.argsort(arg)), "argument-inverted",
+                            _("the answer is what the reference gives with the inverse of the permutation {name}, argsort({name}): new position i takes old position {name}[i], so index with {name} itself.").format(name=name)))
+            for c in _fixed_constants():
+                out.append((("scaled", j, c.key), j, changed(arg * c.value), "argument-scaled",
+                            _("the answer is what the reference gives with {name} multiplied by {factor} ({hint}).").format(
+                                name=name, factor=c.reads(), hint=c.hint or _("a factor too many, or one missing, where {name} enters the formula").format(name=name))))
         numeric = isinstance(arg, (int, float)) and not isinstance(arg, bool) or isinstance(arg, Tensor) and arg.is_floating_point()
         if numeric:
             for c in _constants(case, ev.names):
@@ -747,7 +758,7 @@ def _holds_elsewhere(ev: Evidence, i: int, key: tuple) -> bool:
     for other_key, _j, args, _label, _message in _variants(case, ev):
         if other_key == key:
             theirs = _reference_value(ev, case, args)
-            return theirs is not None and _same(ev.exercise, ev.gots[i], theirs)
+            return theirs is None or _same(ev.exercise, ev.gots[i], theirs)  # refused there: no contradiction
     return False
 
 
@@ -773,23 +784,27 @@ def reduced_precision_tolerance(ev: Evidence) -> Diagnosis | None:
         if bool(((part.got == 0) & (part.want.abs() > 1e-3 * scale)).any()):
             return None  # rounding never turns a number of that size into 0
         floats = [a for a in case.args if isinstance(a, Tensor) and a.is_floating_point()]
-        for dtype, eps in _LOW[::-1]:  # float16 first: the finer of the two
-            if floats and _reference(ev, case) is not None:
+        if floats and _reference(ev, case) is not None:
+            fits = []  # (how far the error is from this dtype's own, dtype) for each dtype whose rounding explains it
+            for dtype, eps in _LOW:
                 theirs = _reference_value(ev, case, _rounded(case.args, dtype))
                 parts = _tensors(theirs) if theirs is not None else None
                 if not parts:
                     continue
-                ref_error = float((parts[part.item or 0] - part.want).abs().max())
-                bound = 8 * max(ref_error, eps * scale)
-            else:
-                # whole-number inputs: rounding errors grow with the numbers' size; entries that are exactly 0 or ±1
-                # (sin 0, cos 0, a mask) come out exact in any precision, so an error there is something else
-                if bool(((part.got - part.want).abs()[exact] > float(ev.exercise.atol)).any()):
-                    return None
-                size = max([abs(float(a)) for a in case.args if isinstance(a, (int, float)) and not isinstance(a, bool)] + [1.0])
-                bound = 4 * eps * max(size, scale)
-            if error <= bound:
-                return (("precision",), _precision_message(part, ev, dtype, error))
+                own = float((parts[part.item or 0] - part.want).abs().max())  # the reference's error, inputs rounded
+                if error <= 8 * max(own, eps * scale):
+                    fits.append((abs(math.log(error / (own or eps * scale))), str(dtype)))
+            if fits:
+                name = min(fits)[1]
+                return (("precision",), _precision_message(part, ev, torch.float16 if name == "torch.float16" else torch.bfloat16, error))
+            return None
+        # whole-number inputs: rounding errors grow with the numbers' size, and the two dtypes cannot be told apart;
+        # entries that are exactly 0 or ±1 (sin 0, cos 0, a mask) come out exact in any precision
+        if bool(((part.got - part.want).abs()[exact] > float(ev.exercise.atol)).any()):
+            return None
+        size = max([abs(float(a)) for a in case.args if isinstance(a, (int, float)) and not isinstance(a, bool)] + [1.0])
+        if error <= 4 * dict(_LOW)[torch.bfloat16] * max(size, scale):
+            return (("precision",), _precision_message(part, ev, None, error))
         return None
 
     found = _consistent(ev, relation)
