@@ -220,7 +220,7 @@ def _axis(part: Part, ev: Evidence, axis: int) -> str:
     if len(axes) == ndim and part.item is None:
         return _("dim {axis} ({name})").format(axis=axis, name=axes[axis])
     if ndim == 1:
-        return _("the entries")
+        return _("its only dimension")
     if ndim == 2:
         return _("the rows (dim 0)") if axis == 0 else _("the columns (dim 1)")
     return _("dim {axis}").format(axis=axis)
@@ -506,16 +506,17 @@ def _normalised_axes(t: Tensor, tol: float) -> tuple[set[int], set[int]]:
     return sums, lengths
 
 
-def _wrong_dim(part: Part, ev: Evidence, g: Tensor, w: Tensor, what: str) -> Found | None:
+def _wrong_dim(part: Part, ev: Evidence, g: Tensor, w: Tensor, what: str,
+               axis_name: Callable[[int], str] | None = None) -> Found | None:
     tol = max(ev.tol, 1e-6)
+    axis_name = axis_name or (lambda a: _axis(part, ev, a))
     (gs, gl), (ws, wl) = _normalised_axes(g, tol), _normalised_axes(w, tol)
     for kind, got_axes, want_axes in (("sum", gs, ws), ("length", gl, wl)):
         if want_axes and got_axes and not (got_axes & want_axes):
             a, b = min(got_axes), min(want_axes)
             text = (_("{where}{what} sum to 1 along {got}, not along {want}: the softmax (or the normalisation) runs over the wrong dimension. Use dim={dim}.") if kind == "sum"
                     else _("{where}{what} have length 1 along {got}, not along {want}: the normalisation runs over the wrong dimension. Use dim={dim}."))
-            return (("wrong-dim", kind, a, b), text.format(where=part.where, what=what, got=_axis(part, ev, a) if g.dim() == part.want.dim() else _("dim {axis}").format(axis=a),
-                                                           want=_axis(part, ev, b) if g.dim() == part.want.dim() else _("dim {axis}").format(axis=b), dim=b))
+            return (("wrong-dim", kind, a, b), text.format(where=part.where, what=what, got=axis_name(a), want=axis_name(b), dim=b))
     return None
 
 
@@ -536,7 +537,11 @@ def normalised_wrong_dim(part: Part, ev: Evidence) -> Found | None:
         pinv = torch.linalg.pinv(x)
         a_got, a_want = g @ pinv, w @ pinv
         if _close(a_got @ x, g, ev.tol) and _close(a_want @ x, w, ev.tol):
-            found = _wrong_dim(part, ev, a_got, a_want, _("the weights A that multiply {name} (your answer is A @ {name})").format(name=name))
+            def weights_axis(axis: int, name: str = name) -> str:  # A's rows are the answer's, its columns the rows of X
+                return _axis(part, ev, 0) if axis == 0 else _("dim 1 (one column per row of {name})").format(name=name)
+
+            found = _wrong_dim(part, ev, a_got, a_want, _("the weights A that multiply {name} (your answer is A @ {name})").format(name=name),
+                               weights_axis)
             if found:
                 return found
     return None
