@@ -353,6 +353,8 @@ INVENTED = {
     "6.2 degrees": (checks.check_relative_score, lambda q, k, o: _score(q, k, o * math.pi / 180), {"argument-scaled"}),
     "6.3 positions reversed": (checks.check_rope_attention, lambda q, k, v, p: _rope_attention(q, k, v, p.flip(0)),
                                {"argument-reversed"}),
+    "1.3 squared": (checks.check_equivariance_error, lambda f, x, p: float((f(x[p]) - f(x)[p]).abs().max()) ** 2, {"squared"}),
+    "2.2 squared cosines": (checks.check_row_similarity, lambda t: (_unit_rows(t) @ _unit_rows(t).T) ** 2, {"squared"}),
     "6.4 inputs in bfloat16": (checks.check_shift_gaps, lambda x, s: _gaps(x.bfloat16().double(), s), {"reduced-precision"}),
 }
 

@@ -7,14 +7,16 @@ neither the reference nor one of its exercise's named mistakes. It tries, in thi
    float16/bfloat16 numbers, close to the reference;
 2. the exercise's own ``diagnose`` (its specific words win, unless they are one of its catch-all labels);
 3. **relations between the answer** :math:`g` **and the reference** :math:`w`, each a small function below:
-   tuple items swapped; :math:`g = -w`; :math:`g = c\,w` (and which :math:`c`: :math:`\sqrt d`, :math:`1/\sqrt d`,
-   :math:`2`, :math:`\pi/180`, ..., derived from the case's arguments); :math:`g = w + c`, :math:`g = a w + b`;
+   tuple items swapped or mixed up; :math:`g = -w`; :math:`g = c\,w` (and which :math:`c`: :math:`\sqrt d`,
+   :math:`1/\sqrt d`, :math:`2`, :math:`\pi/180`, ..., derived from the case's arguments); :math:`g = w + c`,
+   :math:`g = a w + b`; :math:`g = w^2` or :math:`\sqrt w`;
    some entries with the wrong sign; :math:`g = w^\top`; reversed or shifted by one along an axis; rows, columns or
    both permuted; normalised (sums or lengths of 1) along the wrong dimension, also for the weights
    :math:`A` of an answer :math:`A X` linear in an argument :math:`X`; a mask's diagonal off by one; the
    ends of the True runs of a mask off by one; values truncated to integers;
 4. **the reference with one argument changed**: an integer argument off by one or negated, a real argument or
-   tensor multiplied by a constant (degrees, a scale), a tensor shifted by one along an axis or transposed;
+   tensor multiplied by a constant (degrees, a scale), a tensor shifted by one, reversed or transposed along an
+   axis, a permutation inverted, two arguments swapped;
 5. **reduced precision by tolerance**: an error no larger than the reference's own error when its inputs are
    rounded to float16 or bfloat16 (or, for integer inputs, than their size times the rounding unit).
 
@@ -407,6 +409,19 @@ def affine(part: Part, ev: Evidence) -> Found | None:
     return (("affine", f"{a:.4g}", f"{b:.4g}"), _("{where}every entry is {expr}, where x is the expected value: you return something computed from the answer (for example 1 − x, a distance, where x, a similarity, is asked). Return x itself.").format(where=part.where, expr=expr))
 
 
+def powered(part: Part, ev: Evidence) -> Found | None:
+    """g = w² or g = √w (w ≥ 0), w not all 0 and 1: a square (a squared norm, a variance) where the plain value is
+    asked, or the other way round."""
+    g, w, tol = part.got, part.want, ev.tol
+    if bool(((w == 0) | (w.abs() == 1)).all()):
+        return None
+    if _close(g, w * w, tol):
+        return (("square",), _("{where}every entry is the square of the expected value: a square (or a squared norm) where the plain value is asked; drop the square, or take the square root.").format(where=part.where))
+    if bool((w >= 0).all()) and _close(g * g, w, tol) and bool((g >= 0).all()):
+        return (("root",), _("{where}every entry is the square root of the expected value: a norm or square root where the squared value is asked.").format(where=part.where))
+    return None
+
+
 def partial_sign(part: Part, ev: Evidence) -> Found | None:
     """Every wrong entry is the expected one with the opposite sign (and the others are right)."""
     g, w, tol = part.got, part.want, ev.tol
@@ -624,6 +639,7 @@ def truncated(part: Part, ev: Evidence) -> Found | None:
 #: Relations tried in this order on the first differing part of every wrong case.
 RELATIONS: tuple[tuple[str, Callable[[Part, Evidence], Found | None]], ...] = (
     ("affine", affine),
+    ("squared", powered),
     ("sign-flipped", partial_sign),
     ("transposed", transposed),
     ("reversed", reversed_axis),
@@ -640,6 +656,8 @@ def _label(name: str, key: tuple) -> str:
     """The mistake label of a relation's verdict (the affine relation names which of its forms it found)."""
     if name == "affine":
         return {"sign": "sign-flipped", "scaled": "scaled", "offset": "offset"}.get(key[0], "affine")
+    if name == "squared":
+        return "squared" if key[0] == "square" else "square-root"
     if name == "permuted":
         return {"rows-permuted": "rows-permuted", "columns-permuted": "columns-permuted",
                 "relabelled": "relabelled"}.get(key[0], "permuted")
