@@ -434,7 +434,7 @@ SAYS = {
     "6.2 returns a string": ("should return one number (the score), got a string",),
     "6.2 divided by sqrt(d)": ("1/√8 (8 = q.shape[0])",),
     "6.3 softmax over queries": ("weights A that multiply v",),
-    "6.4 half of the gaps": ("in additive_gap", "½"),
+    "6.4 half of the gaps": ("in additive_gap", "the number is ½ times"),
 }
 
 

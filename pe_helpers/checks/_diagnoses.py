@@ -372,6 +372,11 @@ def _entries_text(mask: Tensor) -> str:
     return _("the entries {shown}").format(shown=shown)
 
 
+def _every(part: Part) -> str:
+    """How a relation that holds for all of the answer names it: "every entry", or "the number"."""
+    return _("the number") if part.want.numel() == 1 else _("every entry")
+
+
 def affine(part: Part, ev: Evidence) -> Found | None:
     r"""g = a·w + b for constants a, b: a sign flip (a = −1), a scale (b = 0), an offset (a = 1), or both."""
     g, w, tol = part.got.reshape(-1), part.want.reshape(-1), ev.tol
@@ -392,16 +397,16 @@ def affine(part: Part, ev: Evidence) -> Found | None:
         if not _close(g, a * w + b, tol):
             return None
     if b == 0.0 and abs(a + 1) <= 1e-4:
-        return (("sign",), _("{where}every entry has the wrong sign: the answer is −1 times the expected one. Look for a minus sign too many, or a subtraction in the wrong order (a − b where b − a is meant).").format(where=part.where))
+        return (("sign",), _("{where}{every} has the wrong sign: the answer is −1 times the expected one. Look for a minus sign too many, or a subtraction in the wrong order (a − b where b − a is meant).").format(where=part.where, every=_every(part)))
     if b == 0.0 and abs(a - 1) < 0.01:
         return None  # within 1 %: rounding, not a factor (the precision diagnosis may say so)
     if b == 0.0:
-        template = _("{where}every entry is {factor} times the expected value ({hint}).")
+        template = _("{where}{every} is {factor} times the expected value ({hint}).")
         readings = [(c.key, c.reads(), c.hint, False) for c in _matches(a, _constants(part.case, ev.names))]
         readings.append((f"{a:.4g}", f"{a:.4g}", "", w.numel() == 1))
         default = _("a factor too many, or one missing, where the formula scales")
         return (("scaled", Options(tuple(r[0] for r in readings),
-                                   tuple(template.format(where=part.where, factor=r[1], hint=r[2] or default) for r in readings),
+                                   tuple(template.format(where=part.where, every=_every(part), factor=r[1], hint=r[2] or default) for r in readings),
                                    tuple(r[3] for r in readings))), "")
     if a == 1.0:
         return (("offset", f"{b:.4g}"), _("{where}every entry is the expected value plus {b:.4g}: a constant is added (or missing) somewhere.").format(where=part.where, b=b))
@@ -416,9 +421,9 @@ def powered(part: Part, ev: Evidence) -> Found | None:
     if bool(((w == 0) | (w.abs() == 1)).all()):
         return None
     if _close(g, w * w, tol):
-        return (("square",), _("{where}every entry is the square of the expected value: a square (or a squared norm) where the plain value is asked; drop the square, or take the square root.").format(where=part.where))
+        return (("square",), _("{where}{every} is the square of the expected value: a square (or a squared norm) where the plain value is asked; drop the square, or take the square root.").format(where=part.where, every=_every(part)))
     if bool((w >= 0).all()) and _close(g * g, w, tol) and bool((g >= 0).all()):
-        return (("root",), _("{where}every entry is the square root of the expected value: a norm or square root where the squared value is asked.").format(where=part.where))
+        return (("root",), _("{where}{every} is the square root of the expected value: a norm or square root where the squared value is asked.").format(where=part.where, every=_every(part)))
     return None
 
 
