@@ -75,12 +75,14 @@ def test_mask_checker_other_failures() -> None:
     assert result.mistake == "other" and "position 5" in result.message
 
 
-def test_mask_checker_does_not_let_the_student_mutate_its_input() -> None:
+def test_a_student_who_modifies_the_input_is_told_and_the_checker_is_unharmed() -> None:
     def sneaky(lengths, total_len):
         lengths += 1
         return good_mask(lengths - 1, total_len)
 
-    assert check_copy_loss_mask(sneaky, quiet=True)
+    result = check_copy_loss_mask(sneaky, quiet=True)
+    assert not result and result.mistake == "modified-input" and "lengths" in result.message
+    assert check_copy_loss_mask(good_mask, quiet=True)
 
 
 # ---- the prediction ---------------------------------------------------------------------------

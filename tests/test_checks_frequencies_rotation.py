@@ -58,7 +58,7 @@ def test_layout_accepts_reference_and_list(capsys: pytest.CaptureFixture[str]) -
         (layout_permutation, "forward-permutation"),
         (lambda d: torch.stack([torch.arange(d // 2) + d // 2, torch.arange(d // 2)], 1).reshape(-1), "sin-cos-swapped"),
         (lambda d: torch.arange(d), "identity"),
-        (lambda d: torch.arange(d).flip(0), "other"),
+        (lambda d: torch.arange(d).flip(0), "permuted"),
         (lambda d: torch.zeros(d, dtype=torch.long), "not-a-permutation"),
         (lambda d: torch.arange(d, dtype=torch.float32), "not-integers"),
         (lambda d: torch.arange(d + 1), "wrong-shape"),
@@ -135,7 +135,8 @@ def test_transposed_message_says_it_turns_backwards(capsys: pytest.CaptureFixtur
 @pytest.mark.parametrize(
     "fn, mistake",
     [
-        (lambda k, w: 1.1 * _block(k, w), "other"),
+        (lambda k, w: 1.1 * _block(k, w), "scaled"),
+        (lambda k, w: _block(k, w) + torch.tensor([[0.0, 0.1], [0.0, 0.0]]), "other"),
         (lambda k, w: torch.ones(3, 3), "wrong-shape"),
         (lambda k, w: torch.full((2, 2), float("nan")), "not-finite"),
         (lambda k, w: None, "returned-none"),

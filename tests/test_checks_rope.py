@@ -100,12 +100,18 @@ def test_errors_none_and_shapes_are_explained(exercise: str) -> None:
 
 
 def test_an_unknown_error_is_other_with_numbers() -> None:
-    result = check_rope_pair(lambda p, m, w: rotate_pair(p, m, w) * 1.1, quiet=True)
+    result = check_rope_pair(lambda p, m, w: rotate_pair(p, m, w) * torch.tensor([1.0, 1.1]), quiet=True)
     assert result.mistake == "other" and "expected [" in result.message
-    result = check_relative_score(lambda q, k, o: relative_score(q, k, o) + 0.5, quiet=True)
-    assert result.mistake == "other" and "(R_m q)·(R_n k) =" in result.message
-    result = check_rope_attention(lambda q, k, v, p: rope_attention(q, k, v, p) + 0.01, quiet=True)
-    assert result.mistake == "other" and "output row" in result.message
+    result = check_relative_score(lambda q, k, o: relative_score(q, k, o) + 0.1 * o ** 2, quiet=True)
+    assert result.mistake == "other" and "(R_m q)·(R_n k) with m =" in result.message
+
+    def one_row_off(q, k, v, p):
+        out = rope_attention(q, k, v, p).clone()
+        out[1] += torch.linspace(0, 0.1, out.shape[1], dtype=out.dtype)
+        return out
+
+    result = check_rope_attention(one_row_off, quiet=True)
+    assert result.mistake == "other" and "output row 1" in result.message
 
 
 def test_example_mistakes_validates() -> None:

@@ -29,6 +29,7 @@ shape, NaN or inf, complex values, huge outputs. Messages never hold a tensor's 
 
 from __future__ import annotations
 
+import copy
 import io
 import math
 import multiprocessing
@@ -45,6 +46,7 @@ from typing import Any
 
 import torch
 from ..i18n import _
+from ._diagnoses import argument_names, diagnose_answer
 
 __all__ = [
     "CheckResult",
@@ -198,7 +200,8 @@ def _portable(value: Any, depth: int = 0) -> Any:
         return value.copy()
     if isinstance(value, (list, tuple)):
         if len(value) > _MAX_ITEMS:
-            return Opaque("too-big", _("a {type_name} of {0:,} items").format(len(value), type_name=type(value).__name__), (len(value),))
+            kind = _("a tuple of {n} items") if isinstance(value, tuple) else _("a list of {n} items")
+            return Opaque("too-big", kind.format(n=f"{len(value):,}"), (len(value),))
         items = [_portable(v, depth + 1) for v in value]
         return tuple(items) if isinstance(value, tuple) else items
     if isinstance(value, dict):
@@ -212,9 +215,9 @@ def _portable(value: Any, depth: int = 0) -> Any:
     try:
         blob = pickle.dumps(value)
     except Exception:  # noqa: BLE001 - a generator, a lock, a lambda...
-        return Opaque("object", f"a {type(value).__name__}")
+        return Opaque("object", _("an object of type {name}").format(name=type(value).__name__))
     if len(blob) > _MAX_BYTES:
-        return Opaque("too-big", _("a {type_name} of {0:,} bytes").format(len(blob), type_name=type(value).__name__))
+        return Opaque("too-big", _("an object of type {name} ({0:,} bytes)").format(len(blob), name=type(value).__name__))
     return value
 
 
@@ -253,18 +256,62 @@ def _short_error(exc: BaseException) -> str:
     return text if len(text) <= _MAX_ERROR else text[: _MAX_ERROR - 1] + "…"
 
 
-def _call(fn: Callable[..., Any], args: tuple) -> tuple:
+def _snapshot(value: Any) -> Any:
+    """A copy of an argument to compare with after the call (tensors, arrays, lists; anything else: None)."""
+    if isinstance(value, torch.Tensor):
+        return (tuple(value.shape), value.dtype, value.detach().clone()) if value.device.type == "cpu" else None
+    if isinstance(value, (list, dict)) or type(value).__module__ == "numpy":
+        try:
+            return copy.deepcopy(value)
+        except Exception:  # noqa: BLE001 - not copyable: not compared
+            return None
+    return None
+
+
+def _changed(before: Any, after: Any) -> tuple | None:
+    """How an argument changed during the call: ``("shape", old, new)``, ``("dtype", old, new)``, ``("values",)``,
+    or None if it did not."""
+    if before is None:
+        return None
+    if isinstance(after, torch.Tensor):
+        shape, dtype, values = before
+        a = after.detach()
+        if tuple(a.shape) != shape:
+            return ("shape", _shape_text(shape), _shape_text(a.shape))
+        if a.dtype != dtype:
+            return ("dtype", str(dtype), str(a.dtype))
+        if a.is_floating_point() or a.is_complex():
+            return None if bool(((a == values) | (a.isnan() & values.isnan())).all()) else ("values",)
+        return None if torch.equal(a, values) else ("values",)
     try:
-        return ("ok", _portable(fn(*args)))
+        import numpy as np
+
+        if isinstance(after, np.ndarray):
+            same = before.shape == after.shape and np.array_equal(before, after, equal_nan=after.dtype.kind == "f")
+        else:
+            same = bool(before == after)
+    except Exception:  # noqa: BLE001 - an odd object whose comparison fails: not reported
+        return None
+    return None if same else ("values",)
+
+
+def _call(fn: Callable[..., Any], args: tuple) -> tuple:
+    """``("ok", value, changes)`` with ``changes`` = ((argument index, how), ...) for arguments modified in place,
+    or ``("raised", type name, message)``."""
+    before = [_snapshot(a) for a in args]
+    try:
+        value = _portable(fn(*args))
     except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt too: all become one line
         return ("raised", type(exc).__name__, _short_error(exc))
+    changes = tuple((i, how) for i, (b, a) in enumerate(zip(before, args)) if (how := _changed(b, a)) is not None)
+    return ("ok", value, changes)
 
 
 def _dumps(message: tuple) -> bytes:
     try:
         return pickle.dumps(message)
     except Exception:  # noqa: BLE001
-        return pickle.dumps(("ok", Opaque("object", _("a value that cannot be sent back"))) + message[-2:])
+        return pickle.dumps(("ok", Opaque("object", _("a value that cannot be sent back")), message[2]) + message[-2:])
 
 
 def _child(fn: Callable[..., Any], calls: Sequence[tuple], conn: Any) -> None:  # pragma: no cover - runs forked
@@ -331,12 +378,15 @@ class student_calls:  # noqa: N801 - used as a context manager
     """``with student_calls(fn, calls, limit) as run: run.outcome(i)``: fn(*calls[i]) under one time limit.
 
     An outcome is ``("ok", value)``, ``("raised", type name, message)``, ``("timeout",)`` or
-    ``("died", exit code)``. Leaving the block stops the child.
+    ``("died", exit code)``; ``changes[i]`` lists the arguments call ``i`` modified in place (the child
+    compares each tensor, array and list argument after the call with a copy taken before). Leaving the
+    block stops the child.
     """
 
     def __init__(self, fn: Callable[..., Any], calls: Sequence[tuple], limit: float) -> None:
         self.fn, self.calls, self.limit = fn, [_fresh(c) for c in calls], limit
         self.outcomes: list[tuple] = []
+        self.changes: dict[int, tuple] = {}  # call index -> ((argument index, how it changed), ...)
         self.printed, self.lines = "", 0
         self.forked = "fork" in multiprocessing.get_all_start_methods()
 
@@ -406,7 +456,7 @@ class student_calls:  # noqa: N801 - used as a context manager
         except KeyboardInterrupt:
             return ("interrupted",)
         except Exception:  # noqa: BLE001 - a value that does not unpickle here
-            return ("ok", Opaque("object", _("a value that could not be read back")), self.printed, self.lines)
+            return ("ok", Opaque("object", _("a value that could not be read back")), (), self.printed, self.lines)
         return ("timeout",)
 
     def outcome(self, index: int) -> tuple:
@@ -416,6 +466,9 @@ class student_calls:  # noqa: N801 - used as a context manager
             if message[0] in ("ok", "raised"):
                 self.printed, self.lines = message[-2], message[-1]
                 message = message[:-2]
+            if message[0] == "ok":
+                self.changes[len(self.outcomes)] = message[2]
+                message = message[:2]
             self.outcomes.append(message)
             if message[0] not in ("ok", "raised"):
                 self.outcomes.extend([message] * (len(self.calls) - len(self.outcomes)))
@@ -458,13 +511,34 @@ def shape_cause(got: tuple[int, ...], want: tuple[int, ...]) -> str:
 
 
 def _kind(value: Any) -> str:
+    """What ``value`` is, in words a student reads: "a float (0.5392)", "an int (8)", "a list of 4 items"."""
     if value is None:
         return _("None (did you forget `return`?)")
     if isinstance(value, Opaque):
         return value.text
     if isinstance(value, torch.Tensor):
         return _("a {dtype} tensor of shape {0}").format(_shape_text(value.shape), dtype=value.dtype)
-    return f"a {type(value).__name__}"
+    if isinstance(value, bool):
+        return _("a bool ({value})").format(value=value)
+    if isinstance(value, int):
+        return _("an int ({value})").format(value=value if abs(value) < 10**12 else f"{value:.3e}")
+    if isinstance(value, float):
+        return _("a float ({value:.4g})").format(value=value)
+    if isinstance(value, complex):
+        return _("a complex number")
+    if isinstance(value, (str, bytes)):
+        return _("a string ({text})").format(text=repr(value) if len(value) <= 24 else repr(value[:21]) + "…")
+    if isinstance(value, tuple):
+        return _("a tuple of {n} items").format(n=len(value))
+    if isinstance(value, list):
+        return _("a list of {n} items").format(n=len(value))
+    if isinstance(value, dict):
+        keys = ", ".join(repr(k) for k in list(value)[:4]) + (", …" if len(value) > 4 else "")
+        return _("a dict (keys {keys})").format(keys=keys) if value else _("an empty dict")
+    if type(value).__module__ == "numpy":
+        shape = getattr(value, "shape", ())
+        return _("a numpy array of shape {0}").format(_shape_text(shape)) if shape else _("a numpy number")
+    return _("an object of type {name}").format(name=type(value).__name__)
 
 
 #: What the student returned, in words ("None (did you forget `return`?)", "a torch.float32 tensor of shape (2,)").
@@ -501,6 +575,8 @@ def tensor_answer(*, cause: Callable[[tuple, tuple, "Case"], str] | None = None,
 
     def convert(value: Any, want: Any, case: Case) -> torch.Tensor:
         what = case.call
+        if isinstance(value, (bool, int, float)) and tuple(want.shape) != ():
+            raise StudentError(_("{what} should return a tensor of shape {0}, got {1}.").format(_shape_text(tuple(want.shape)), _kind(value), what=what), "not-a-tensor")
         if isinstance(value, Opaque) and value.kind == "too-big" and value.shape is not None:
             got_shape = value.shape
         else:
@@ -515,11 +591,23 @@ def tensor_answer(*, cause: Callable[[tuple, tuple, "Case"], str] | None = None,
             t = as_tensor(value, what)  # raises: an opaque value of the right shape is still not a tensor
         t = t.detach().to(torch.float64)
         if finite and not torch.isfinite(t).all():
-            where = tuple(int(i) for i in (~torch.isfinite(t)).nonzero()[0])
-            raise StudentError(_("{what} contains NaN or inf (first at entry {0}): look for a division by zero or a log of 0.").format(list(where), what=what), "not-finite")
+            raise StudentError(*_not_finite(t, what))
         return t
 
     return convert
+
+
+def _not_finite(t: torch.Tensor, what: str) -> tuple[str, str]:
+    """Why ``t`` holds NaN or inf, in one sentence, and the label: a whole row of NaN is a softmax over nothing."""
+    if t.dim() >= 2 and t.shape[-1] > 1:
+        empty = t.isnan().all(dim=-1)
+        if bool(empty.any()) and bool(torch.isfinite(t).all(dim=-1).any()):  # some queries see nothing, others do
+            row = [int(i) for i in empty.nonzero()[0]]
+            return (_("{what} has a row of NaN only (row {row}): a softmax over a row whose scores are all −inf gives 0/0. The mask leaves that query no key at all (a diagonal off by one, as with tril(-1)?): every query must keep at least its own position.").format(what=what, row=row[0] if len(row) == 1 else row), "empty-row")
+    where = [int(i) for i in (~torch.isfinite(t)).nonzero()[0]]
+    if bool(t.isnan().any()):
+        return (_("{what} contains NaN (first at entry {0}): look for 0/0, inf − inf, a softmax over scores that are all −inf, or the square root or log of a negative number.").format(where, what=what), "not-finite")
+    return (_("{what} contains inf (first at entry {0}): look for a division by zero, the exp of a large number, or a log of 0.").format(where, what=what), "not-finite")
 
 
 def number_answer(meaning: str) -> Callable[[Any, Any, "Case"], float]:
@@ -559,8 +647,10 @@ def close(atol: float) -> Callable[[Any, Any], bool]:
     return same
 
 
-def first_difference(got: torch.Tensor, want: torch.Tensor, atol: float, name: str = "entry") -> str:
-    """``"entry [2, 3] should be 0.1234, got 0.5678"`` for the first entry off by more than ``atol``."""
+def first_difference(got: torch.Tensor, want: torch.Tensor, atol: float, name: str | None = None) -> str:
+    """``"entry [2, 3] should be 0.1234, got 0.5678"`` for the first entry off by more than ``atol``; ``name``
+    (already translated) replaces "entry"."""
+    name = _("entry") if name is None else name
     index = tuple(int(i) for i in ((got - want).abs() > atol).nonzero()[0])
     at = ", ".join(str(i) for i in index)
     return _("{name} [{at}] should be {0:.4f}, got {1:.4f}").format(float(want[index]), float(got[index]), name=name, at=at)
@@ -598,8 +688,13 @@ class Exercise:
     compares with the reference's converted value, or raises :class:`StudentError`; by default a float64
     tensor of the reference's shape (``meaning`` says what that shape is), compared within ``atol``.
     ``diagnose(got, want, case)`` runs when the answer matches neither the reference nor a named
-    mistake, and returns ``(mistake name, message)``. ``explain(error type, error message, case)``
-    may add what an exception raised by the student's code most likely means.
+    mistake, and returns ``(mistake name, message)``; the labels in ``fallback`` are its catch-alls, said only
+    when none of the general diagnoses (:mod:`pe_helpers.checks._diagnoses`) fits. ``explain(error type,
+    error message, case)`` may add what an exception raised by the student's code most likely means.
+    The general diagnoses read ``axes`` (what each dimension of the answer is, e.g. "queries"), ``items`` (the
+    names of a tuple answer's items) and ``student_reference`` (the reference with the student's signature,
+    where the cases call the reference with other arguments); ``general=False`` turns them off (for an
+    answer converted into something that is not its own value, such as 4.3's peak offsets).
     """
 
     title: str
@@ -613,6 +708,11 @@ class Exercise:
     meaning: str = ""
     convert: Callable[[Any, Any, Case], Any] | None = None
     same: Callable[[Any, Any], bool] | None = None
+    fallback: tuple[str, ...] = ("other",)
+    axes: tuple[str, ...] = ()
+    items: tuple[str, ...] = ()
+    student_reference: Callable[..., Any] | None = None
+    general: bool = True
 
     def __post_init__(self) -> None:
         if self.convert is None:  # the common case: a tensor answer of the reference's shape
@@ -692,22 +792,15 @@ def run_exercise(ex: Exercise, fn: Callable[..., Any], *, quiet: bool = False,
         return failed(ex.title, _("expected a function, got {0}.").format(_kind(fn)), "not-callable", quiet=quiet)
     name = getattr(fn, "__name__", _("your function"))
     wants = _wants(ex)
+    names = argument_names(fn, ex.reference, len(ex.cases[0].args)) if ex.cases else ()
     with student_calls(fn, [c.args for c in ex.cases], limit) as run:
-        verdict = _verdict(ex, run, wants, name, limit)
+        verdict = _verdict(ex, run, wants, name, limit, names)
     if verdict is None:
         return passed(ex.title, ex.success, quiet=quiet)
     message, mistake = verdict
     if run.lines or run.printed:
         message += _(" (Your function printed {lines} line(s), not shown here: see .printed on the result.)").format(lines=run.lines)
     return failed(ex.title, message, mistake, quiet=quiet, printed=run.printed)
-
-
-def _diagnosis(ex: Exercise, got: Any, want: Any, case: Case) -> tuple[str, str]:
-    try:
-        found = ex.diagnose(got, want, case) if ex.diagnose else None
-    except Exception:  # noqa: BLE001 - a diagnosis that fails must not hide the verdict
-        found = None
-    return found or ("other", _("it differs from the reference answer."))
 
 
 def _rest(run: student_calls, start: int, stop: int) -> list[Any]:
@@ -721,12 +814,33 @@ def _rest(run: student_calls, start: int, stop: int) -> list[Any]:
     return values
 
 
-def _verdict(ex: Exercise, run: student_calls, wants: list[Any], name: str, limit: float) -> tuple[str, str] | None:
-    """``None`` if every case matches the reference, else ``(message, mistake name)``."""
+def _modified(case: Case, changes: tuple, names: tuple[str, ...]) -> str:
+    """The message for arguments the student's function modified in place."""
+    index, how = changes[0]
+    arg = names[index] if index < len(names) else _("argument {i}").format(i=index + 1)
+    if how[0] == "shape":
+        what = _("its shape changed from {0} to {1}").format(how[1], how[2])
+    elif how[0] == "dtype":
+        what = _("its dtype changed from {0} to {1}").format(how[1], how[2])
+    else:
+        what = _("its values changed")
+    return _("{call} modifies its argument {arg} in place ({what}): the caller's tensor must stay as it was. Work on a copy ({arg}.clone()), or write {arg} = {arg} + … instead of {arg} += …, and avoid in-place methods such as add_, mul_, masked_fill_, unsqueeze_ and slice assignment {arg}[...] = ….").format(
+        call=case.call, arg=arg, what=what)
+
+
+def _verdict(ex: Exercise, run: student_calls, wants: list[Any], name: str, limit: float,
+             names: tuple[str, ...] = ()) -> tuple[str, str] | None:
+    """``None`` if every case matches the reference, else ``(message, mistake name)``.
+
+    An argument modified in place is a mistake even when the answer is right: it is reported first.
+    """
     values: list[Any] = []
     try:
         for i, case in enumerate(ex.cases):
             values.append(_value(ex, run, i, case, name, limit))
+            if run.changes.get(i):
+                run.stop()
+                return _modified(case, run.changes[i], names), "modified-input"
             try:
                 got = ex.convert(values[-1], wants[i], case)
             except StudentError as err:
@@ -740,7 +854,7 @@ def _verdict(ex: Exercise, run: student_calls, wants: list[Any], name: str, limi
             mistake = _named(ex, values)
             if mistake:
                 return _("{call} is off: {why}").format(call=case.call, why=mistake.why), mistake.name
-            label, text = _diagnosis(ex, got, wants[i], case)
+            label, text = diagnose_answer(ex, i, values, wants, names)
             return _("{call} is off: {text}").format(call=case.call, text=text), label
     except StudentError as err:
         return err.message, err.mistake

@@ -24,6 +24,7 @@ from ._base import (
     Exercise,
     Mistake,
     StudentError,
+    describe,
     failed,
     number_answer,
     outcome_value,
@@ -102,6 +103,7 @@ _MASK = Exercise(
     same=lambda a, b: a.shape == b.shape and torch.equal(a, b),
     mistakes=_MASK_MISTAKES,
     diagnose=_diagnose_mask,
+    axes=(lazy_("sequences"), lazy_("positions")),
     success=lazy_("matches the reference mask on {0} batches (mixed lengths with padding included).", len(_MASK_CASES)),
 )
 
@@ -145,15 +147,14 @@ def _guess(value: Any, encoding: str) -> float | None:
     except StudentError:
         number = float("nan")
     if not 0.0 <= number <= 1.0:
-        shown = repr(value) if isinstance(value, (int, float, str)) and len(repr(value)) <= 24 else \
-            f"a {type(value).__name__}"
+        shown = repr(value) if isinstance(value, (int, float, str)) and len(repr(value)) <= 24 else describe(value)
         raise StudentError(_("the prediction for {encoding!r} is {shown}: give a token accuracy between 0 and 1, or None.").format(encoding=encoding, shown=shown), "not-a-probability")
     return number
 
 
 def _read_prediction(got: Any, results: LabResults) -> dict[str, float | None]:
     if not isinstance(got, dict):
-        raise StudentError(_("fn() should return a dict like {{'none': 0.5, 'learned': None, ...}}, got a {type_name}.").format(type_name=type(got).__name__), "not-a-dict")
+        raise StudentError(_("fn() should return a dict like {{'none': 0.5, 'learned': None, ...}}, got {kind}.").format(kind=describe(got)), "not-a-dict")
     wanted = [e for e in _SHOULD_PREDICT if e in results.encodings]
     missing = [e for e in wanted if e not in got]
     if missing:
@@ -202,7 +203,7 @@ def check_extrapolation_prediction(fn: Callable[[], object], *, results: LabResu
     results = results or reference_results()
     n = 2 * results.train_len
     if not callable(fn):
-        return failed(_EX_PREDICT, _("expected a function, got a {type_name}.").format(type_name=type(fn).__name__), "not-callable", quiet=quiet)
+        return failed(_EX_PREDICT, _("expected a function, got {0}.").format(describe(fn)), "not-callable", quiet=quiet)
     with student_calls(fn, [()], limit) as run:
         outcome = run.outcome(0)
     try:

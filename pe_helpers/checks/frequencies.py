@@ -279,6 +279,7 @@ _TABLE = Exercise(
     atol=_ATOL,
     mistakes=_TABLE_MISTAKES,
     diagnose=_diagnose_table,
+    axes=(lazy_("positions"), lazy_("dimensions")),
     success=lazy_("matches the reference table for (seq_len, dim) = {cases}, within {atol:g}.",
                   cases=", ".join(f"({n}, {d})" for n, d in _CASES), atol=_ATOL),
 )

@@ -17,7 +17,7 @@ import torch
 from torch import Tensor
 
 from ..learned import row_cosine_similarity
-from ._base import Case, CheckResult, Exercise, Mistake, StudentError, close, first_difference, run_exercise, \
+from ._base import Case, CheckResult, Exercise, Mistake, StudentError, close, describe, first_difference, run_exercise, \
     tensor_answer
 from ..i18n import _, lazy_
 
@@ -80,9 +80,7 @@ _ONE_TENSOR = tensor_answer(meaning=lazy_("one row per token"))
 
 def _triple(value: object, want: object, case: Case) -> tuple[Tensor, ...]:
     if not isinstance(value, (tuple, list)) or len(value) != 3:
-        kind = _("None (did you forget `return`?)") if value is None else f"a {type(value).__name__}"
-        if isinstance(value, (tuple, list)):
-            kind = f"a {type(value).__name__} of {len(value)}"
+        kind = describe(value)
         raise StudentError(_("{call} should return three tensors (q, k, v), got {kind}.").format(call=case.call, kind=kind), "not-a-triple")
     return tuple(_ONE_TENSOR(t, w, Case(case.args, f"{case.call}[{i}] ({'qkv'[i]})"))
                  for i, (t, w) in enumerate(zip(value, want)))
@@ -115,6 +113,7 @@ _PROJECTION = Exercise(
     same=close(_ATOL),
     mistakes=_POSITIONS_MISTAKES,
     diagnose=_diagnose_projection,
+    items=("q", "k", "v"),
     explain=_explain_projection,
     success=lazy_("Q, K and V are all projections of X + P[:n], on 3 random inputs."),
 )
@@ -234,6 +233,7 @@ _BLIND = Exercise(
     meaning=lazy_("W_V maps a d-vector to a d-vector: [d, d]"),
     mistakes=_BLIND_MISTAKES,
     diagnose=_diagnose_blind,
+    fallback=("content-changed",),
     success=lazy_("p_i W_V = 0 for every row and x W_V = x for x orthogonal to them, on 3 tables (one of lower rank): the weights CAN keep position out of V."),
 )
 

@@ -70,6 +70,7 @@ _RELATIVE = Exercise(
     meaning=lazy_("M' has the shape of m"),
     mistakes=_RELATIVE_MISTAKES,
     diagnose=_diagnose_relative,
+    fallback=("not-closest",),
     success=lazy_("relative and closest to m for d = 4, 8, 16: one scaled rotation per pair, nothing between pairs."),
 )
 

@@ -89,9 +89,10 @@ _ATTENTION = Exercise(
     cases=tuple(_attention_case(seed, *shape) for seed, shape in enumerate(_ATTENTION_CASES)),
     reference=lambda q, k, v: _softmax_attention(q.double(), k.double(), v.double()),
     convert=tensor_answer(cause=_attention_shape, meaning=lazy_("one output row per query, d_v columns")),
+    axes=(lazy_("queries"), lazy_("value dimensions")),
     same=close(_ATOL),
     mistakes=_ATTENTION_MISTAKES,
-    diagnose=lambda got, want, case: ("other", first_difference(got, want, _ATOL, "output") + _(". Compute scores = q @ k.T / √d_k, weights = softmax(scores, dim=-1), output = weights @ v.")),
+    diagnose=lambda got, want, case: ("other", first_difference(got, want, _ATOL, _("output")) + _(". Compute scores = q @ k.T / √d_k, weights = softmax(scores, dim=-1), output = weights @ v.")),
     success=lazy_("matches softmax(q kᵀ/√d_k) v on {0} random inputs, within {ATOL:g}.", len(_ATTENTION_CASES), ATOL=_ATOL),
 )
 
@@ -161,6 +162,7 @@ _PERMUTED = Exercise(
     convert=tensor_answer(cause=_permuted_shape),
     mistakes=_PERMUTED_MISTAKES,
     diagnose=_diagnose_permuted,
+    axes=(lazy_("queries"), lazy_("keys")),
     success=lazy_("S' = P S Pᵀ for {0} random score matrices and permutations.", len(_PERM_CASES)),
 )
 
@@ -262,7 +264,7 @@ CAUSAL_REORDER_MISTAKES = tuple(m.name for m in _REORDER_MISTAKES)
 def _diagnose_reorder(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
     perm = case.args[1]
     i = int(((got - want).abs() > _ATOL).nonzero()[0, 0])
-    return ("other", first_difference(got, want, _ATOL, "weight") + _(". New token {i} is old token {0}; which keys may it see now?").format(int(perm[i]), i=i))
+    return ("other", first_difference(got, want, _ATOL, _("weight")) + _(". New token {i} is old token {0}; which keys may it see now?").format(int(perm[i]), i=i))
 
 
 _REORDER = Exercise(
@@ -272,6 +274,7 @@ _REORDER = Exercise(
     convert=tensor_answer(cause=_permuted_shape, meaning=lazy_("one row of weights per query, one column per key")),
     mistakes=_REORDER_MISTAKES,
     diagnose=_diagnose_reorder,
+    axes=(lazy_("queries"), lazy_("keys")),
     success=lazy_("softmax(P S Pᵀ + M) on {0} reorderings: the mask stays with the positions.", len(_PERM_CASES)),
 )
 

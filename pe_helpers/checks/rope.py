@@ -98,6 +98,9 @@ def _numbers(count: int, meaning: str) -> Callable[[Any, Any, Case], Tensor]:
     def convert(value: Any, want: Any, case: Case) -> Tensor:
         if isinstance(value, Opaque) and value.kind == "too-big":
             raise StudentError(_("{call} returned {text}; expected {meaning}.").format(call=case.call, text=value.text, meaning=meaning), "wrong-shape")
+        if isinstance(value, (str, bytes, dict, bool)):
+            raise StudentError(_("{call} should return {meaning}, got {kind}.").format(call=case.call, meaning=meaning, kind=describe(value)),
+                               "not-a-number" if count == 1 else "not-a-tensor")
         t = as_tensor(value, case.call)
         if t.numel() != count:
             raise StudentError(_("{call} returned shape {0}; expected {meaning}.").format(tuple(t.shape), call=case.call, meaning=meaning), "wrong-shape")
@@ -188,7 +191,8 @@ def _score_case(m: int, n: int) -> Case:
 
 
 def _diagnose_score(got: Tensor, want: Tensor, case: Case) -> tuple[str, str]:
-    return ("other", f"(R_m q)·(R_n k) = {float(want[0]):.4f}, got {float(got[0]):.4f}.")
+    m, n = case.reference_args[2:]
+    return ("other", _("(R_m q)·(R_n k) with m = {m}, n = {n} is {0:.4f}; your function returned {1:.4f}. Rotate k by the offset n − m and take its dot product with q.").format(float(want[0]), float(got[0]), m=m, n=n))
 
 
 _SCORE = Exercise(
@@ -199,6 +203,7 @@ _SCORE = Exercise(
     same=close(_ATOL),
     mistakes=_SCORE_MISTAKES,
     diagnose=_diagnose_score,
+    student_reference=reference_relative_score,
     success=lazy_("fn(q, k, n - m) = (R_m q)·(R_n k) for (m, n) in {pairs}.",
                   pairs=", ".join(f"({m}, {n})" for m, n in _SCORE_PAIRS)),
 )
@@ -285,7 +290,7 @@ _ATTN = Exercise(
     title=lazy_("Exercise 6.3: attention with RoPE"),
     cases=tuple(_attn_case(seed, *c) for seed, c in enumerate(_ATTN_CASES)),
     reference=reference_rope_attention,
-    atol=_ATOL, meaning=lazy_("one output row per query"),
+    atol=_ATOL, meaning=lazy_("one output row per query"), axes=(lazy_("queries"), lazy_("value dimensions")),
     mistakes=_ATTN_MISTAKES,
     diagnose=_diagnose_attention,
     success=lazy_("matches softmax((RQ)(RK)ᵀ/√d)·V for positions 0..5 and 100..150, V untouched."),
@@ -357,12 +362,12 @@ _SHIFT_MISTAKES = (
 #: Named mistakes recognised by :func:`check_shift_gaps`.
 SHIFT_GAP_MISTAKES = (*(m.name for m in _SHIFT_MISTAKES), "not-two-numbers")
 
-_GAP = number_answer("a gap")
+_GAP = number_answer(lazy_("a gap (the largest absolute change of a score)"))
 
 
 def _two_gaps(value: Any, want: Any, case: Case) -> tuple[float, float]:
     if not isinstance(value, (tuple, list)) or len(value) != 2:
-        kind = _("a {type_name} of {0} items").format(len(value), type_name=type(value).__name__) if isinstance(value, (tuple, list)) else describe(value)
+        kind = describe(value)
         raise StudentError(_("{call} should return two numbers, (rope_gap, additive_gap); got {kind}.").format(call=case.call, kind=kind),
                            "not-two-numbers")
     return _GAP(value[0], None, case), _GAP(value[1], None, case)
@@ -379,6 +384,7 @@ _SHIFT = Exercise(
     cases=_shift_cases(),
     reference=_shift_gaps,
     convert=_two_gaps,
+    items=("rope_gap", "additive_gap"),
     same=close(1e-4),
     mistakes=_SHIFT_MISTAKES,
     diagnose=lambda got, want, case: ("other", _("returned ({0:.4g}, {1:.4g}); expected ({2:.2g}, {3:.4g}). Compare the n × n score matrices at positions 0..n−1 and shift..shift+n−1, q = k = x.").format(got[0], got[1], want[0], want[1])),
