@@ -262,3 +262,67 @@ def as_int_tensor(name: str, value: object, *, minimum: int | None = None, ndim:
         if max(abs(low), abs(high)) > MAX_POSITION:
             raise ValueError(_("{0} must be integers of size at most 2**53, got {1}.").format(name, max(abs(low), abs(high))))
     return t
+
+
+def require_finite(name: str, t: torch.Tensor) -> torch.Tensor:
+    """``t`` unchanged, or a ValueError if it holds NaN or inf (checked on real devices only, not ``meta``)."""
+    if t.device.type != "meta" and t.numel() and not bool(torch.isfinite(t).all()):
+        raise ValueError(_("{0} must be finite numbers (no NaN or inf), got {1}.").format(name, _short(t)))
+    return t
+
+
+def require_path(name: str, value: object) -> "Path":
+    """A file path: a non-empty ``str`` or ``os.PathLike`` (``pathlib.Path``), returned as a ``Path``."""
+    import os
+    from pathlib import Path
+
+    if isinstance(value, (str, os.PathLike)) and not isinstance(value, bytes):
+        text = os.fspath(value)
+        if isinstance(text, str) and text.strip() and "\0" not in text:
+            return Path(text)
+    raise TypeError(_("{0} must be a file path (a non-empty str or pathlib.Path), got {1} ({2}).").format(
+        name, _short(value), type(value).__name__))
+
+
+def unwritable_reason(path: "Path", name: str) -> str | None:
+    """``None`` if ``path`` can be written atomically (a temporary file beside it, then a rename), else why not.
+
+    The rename needs the directory writable, even where the file itself already exists and is writable.
+    """
+    import os
+
+    if path.is_dir():
+        return _("{0} {1} is a directory, not a file.").format(name, path)
+    if path.exists() and not os.access(path, os.W_OK):
+        return _("{0} {1} exists and is not writable.").format(name, path)
+    parent = path.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        return _("{0} {1}: {2} is not a directory.").format(name, path, parent)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return _("{0} {1}: cannot create files in the directory {2}.").format(name, path, parent)
+    return None
+
+
+def require_writable_path(name: str, value: object) -> "Path":
+    """A path that :func:`unwritable_reason` accepts, as a ``Path``; else a ValueError naming ``name`` and why."""
+    path = require_path(name, value)
+    reason = unwritable_reason(path, name)
+    if reason:
+        raise ValueError(reason)
+    return path
+
+
+def require_instance(name: str, value: object, kind: type | tuple[type, ...], what: str) -> object:
+    """``value`` if it is an instance of ``kind``, else a TypeError naming ``name``, ``what`` is wanted and what came."""
+    if not isinstance(value, kind):
+        raise TypeError(_("{0} must be {1}, got {2} ({3}).").format(name, what, _short(value), type(value).__name__))
+    return value
+
+
+def require_generator(name: str, value: object) -> "torch.Generator | None":
+    """``None`` or a CPU ``torch.Generator``."""
+    if value is not None and not isinstance(value, torch.Generator):
+        raise TypeError(_("{0} must be a torch.Generator or None, got {1} ({2}).").format(name, _short(value), type(value).__name__))
+    return value

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ._validate import as_real_tensor, require_base, require_budget, require_dim, require_int
+from ._validate import (MAX_POSITION, as_int_tensor, as_real_tensor, require_base, require_budget, require_dim, require_int,
+                        require_real)
 from .encodings import inverse_frequencies
 from .i18n import _
 
@@ -93,7 +94,12 @@ def measured_dot_products(p: int, ks: Tensor, d: int, base: float = 10000.0) -> 
     from .encodings import sinusoidal
 
     p = require_int("p", p, minimum=0)
-    ks = torch.as_tensor(ks, dtype=torch.long)
+    ks = as_int_tensor("ks", ks).reshape(-1)
+    d = require_dim("d", d)
+    base = require_base(base)
+    require_budget(f"measured_dot_products({ks.numel()} offsets, d={d})", (ks.numel() + 1, d), torch.float64, copies=2)
+    if ks.numel() and int((p + ks).max()) > MAX_POSITION:
+        raise ValueError(_("p + k must be at most 2**53 for every k, got p = {p} and k up to {high}.").format(p=p, high=int(ks.max())))
     if ks.numel() and int((p + ks).min()) < 0:
         raise ValueError(_("p + k must be >= 0 for every k, got p = {p} and k down to {low}.").format(p=p, low=int(ks.min())))
     if not ks.numel():
@@ -109,7 +115,7 @@ def mirrored_dot_products(p: int, ks: Tensor, d: int, base: float = 10000.0) -> 
     ``k`` equals the table's :math:`PE(0)\cdot PE(|k|)`: measured from rows 0 and ``|k|``, so the ``-k``
     side of the plot is measured data too, for every ``p`` (``p = 0`` included).
     """
-    ks = torch.as_tensor(ks, dtype=torch.long)
+    ks = as_int_tensor("ks", ks).reshape(-1)
     return measured_dot_products(0, ks.abs(), d, base)
 
 
@@ -119,6 +125,8 @@ def phasor_label_radii(angle_a: float, angle_b: float, *, near: float = 0.35) ->
     The phasor figure reads only which side each label is on (radius > 1: outside) and places it itself."""
     import math
 
+    angle_a, angle_b = require_real("angle_a", angle_a), require_real("angle_b", angle_b)
+    near = require_real("near", near, minimum=0.0)
     gap = abs(math.remainder(angle_a - angle_b, 2 * math.pi))
     return (0.7 if gap < near else 1.22), 1.22
 

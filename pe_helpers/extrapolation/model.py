@@ -35,8 +35,10 @@ import math
 import torch
 from torch import Tensor, nn
 
-from .._validate import require_choice, require_int
+from .._validate import (as_int_tensor, require_base, require_budget, require_choice, require_generator, require_int,
+                         require_real, require_seed)
 from ..encodings import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, rope_angles, rotate_pairs
+from .._validate import _short
 from ..i18n import _
 
 __all__ = ["ENCODINGS", "TRAINED_ENCODINGS", "DERIVED_ENCODINGS", "CopyTransformer", "require_encoding",
@@ -75,6 +77,8 @@ def alibi_bias(n: int, n_heads: int) -> Tensor:
     Under the causal mask only ``j <= i`` counts, where ``|i - j| = i - j``.
     """
     n = require_int("n", n, minimum=1)
+    n_heads = require_int("n_heads", n_heads, minimum=1)
+    require_budget(f"alibi_bias(n={n}, n_heads={n_heads})", (n_heads, n, n), torch.float64, copies=2)
     i = torch.arange(n, dtype=torch.float64)
     return -alibi_slopes(n_heads)[:, None, None] * (i[:, None] - i[None, :]).abs()
 
@@ -87,6 +91,7 @@ def interpolated_positions(n: int, trained: int) -> Tensor:
     ``trained`` is ``L``, the number of positions the training inputs had. Float64.
     """
     n, trained = require_int("n", n, minimum=1), require_int("trained", trained, minimum=1)
+    require_budget(f"interpolated_positions(n={n})", (n,), torch.float64, copies=2)
     positions = torch.arange(n, dtype=torch.float64)
     return positions * (trained / n) if n > trained else positions
 
@@ -99,6 +104,7 @@ def ntk_base(n: int, trained: int, head_dim: int, base: float = ROPE_BASE) -> fl
     """
     n, trained = require_int("n", n, minimum=1), require_int("trained", trained, minimum=1)
     head_dim = require_int("head_dim", head_dim, minimum=4)
+    base = require_base(base)
     if n <= trained:
         return float(base)
     return float(base) * (n / trained) ** (head_dim / (head_dim - 2))
@@ -108,6 +114,9 @@ def random_positions(batch: int, n: int, max_position: int, generator: torch.Gen
     """``[batch, n]`` sorted random subsets of ``0 .. max_position - 1`` (Ruoss et al. 2023), one per row."""
     batch, n = require_int("batch", batch, minimum=1), require_int("n", n, minimum=1)
     max_position = require_int("max_position", max_position, minimum=n)
+    generator = require_generator("generator", generator)
+    require_budget(f"random_positions(batch={batch}, max_position={max_position})", (batch, max_position), torch.float64,
+                   copies=3)
     keys = torch.rand(batch, max_position, generator=generator)
     return keys.argsort(dim=1)[:, :n].sort(dim=1).values
 
@@ -173,30 +182,43 @@ class CopyTransformer(nn.Module):
     def __init__(self, encoding: str, *, vocab_size: int = 10, d_model: int = 32, n_layers: int = 2,
                  n_heads: int = 2, mlp_ratio: int = 4, max_positions: int = 32, random_range: int | None = None,
                  init_std: float = 0.02, seed: int = 0) -> None:
-        super().__init__()
-        self.encoding = require_encoding(encoding)
-        self.vocab_size = require_int("vocab_size", vocab_size, minimum=2)
+        encoding = require_encoding(encoding)
+        vocab_size = require_int("vocab_size", vocab_size, minimum=2)
         d_model = require_int("d_model", d_model, minimum=2)
-        self.n_heads = require_int("n_heads", n_heads, minimum=1)
+        n_heads = require_int("n_heads", n_heads, minimum=1)
         if d_model % n_heads or (d_model // n_heads) % 2:
             raise ValueError(_("d_model={d_model} must split into n_heads={n_heads} heads of even size (RoPE rotates pairs), e.g. d_model=32 with n_heads=2.").format(d_model=d_model, n_heads=n_heads))
         n_layers = require_int("n_layers", n_layers, minimum=1)
-        self.max_positions = require_int("max_positions", max_positions, minimum=1)
+        mlp_ratio = require_int("mlp_ratio", mlp_ratio, minimum=1)
+        max_positions = require_int("max_positions", max_positions, minimum=1)
+        if random_range is not None or encoding == "randomized":
+            random_range = require_int("random_range", random_range if random_range is not None else 4 * max_positions,
+                                       minimum=max_positions)
+        init_std = require_real("init_std", init_std, minimum=0.0)
+        seed = require_seed("seed", seed)
+        table_rows = {"learned": max_positions, "learned-extended": max_positions, "randomized": random_range}.get(encoding, 0)
+        params = (2 * (vocab_size + 3) * d_model + table_rows * d_model
+                  + n_layers * (4 + 2 * mlp_ratio) * d_model * d_model)
+        require_budget(f"CopyTransformer(vocab_size={vocab_size}, d_model={d_model}, n_layers={n_layers}, "
+                       f"mlp_ratio={mlp_ratio}, max_positions={max_positions})", (params,), torch.float32, copies=2)
+        super().__init__()
+        self.encoding = encoding
+        self.vocab_size = vocab_size
+        self.n_heads = n_heads
+        self.max_positions = max_positions
         self.d_model = d_model
         self.token = nn.Embedding(vocab_size + 3, d_model)
         self.position: nn.Module | None
         if encoding in ("learned", "learned-extended"):
             self.position = LearnedPositionalEmbedding(max_positions, d_model, init_std=init_std, seed=seed)
         elif encoding == "randomized":
-            rows = require_int("random_range", random_range if random_range is not None else 4 * max_positions,
-                             minimum=max_positions)
-            self.position = LearnedPositionalEmbedding(rows, d_model, init_std=init_std, seed=seed)
+            self.position = LearnedPositionalEmbedding(random_range, d_model, init_std=init_std, seed=seed)
         elif encoding == "sinusoidal":
             self.position = SinusoidalPositionalEncoding(d_model)
         else:
             self.position = None
         rope = encoding.startswith("rope")
-        self.blocks = nn.ModuleList(Block(d_model, n_heads, rope=rope, mlp_ratio=require_int("mlp_ratio", mlp_ratio, minimum=1))
+        self.blocks = nn.ModuleList(Block(d_model, n_heads, rope=rope, mlp_ratio=mlp_ratio)
                                     for _ in range(n_layers))
         self.ln_out = nn.LayerNorm(d_model)
         self.readout = nn.Linear(d_model, vocab_size + 3)
@@ -209,8 +231,10 @@ class CopyTransformer(nn.Module):
         rotation itself is :func:`~pe_helpers.encodings.rotate_pairs` (what ``apply_rope`` calls), with
         the angles computed once per forward pass instead of once per layer.
         """
+        n = require_int("n", n, minimum=1)
         if not self.encoding.startswith("rope"):
             return None
+        require_budget(f"CopyTransformer.rope_angles(n={n})", (n, self.d_model // self.n_heads), torch.float64, copies=3)
         head_dim = self.d_model // self.n_heads
         positions, base = torch.arange(n), ROPE_BASE
         if self.encoding == "rope-pi":
@@ -236,27 +260,58 @@ class CopyTransformer(nn.Module):
             weights.append(w)
         return self.ln_out(h), weights
 
+    def _require_tokens(self, tokens: object, positions: object = None) -> tuple[Tensor, Tensor | None]:
+        """``tokens`` as a ``[B, n]`` int64 tensor of ids in ``0 .. vocab_size + 2``, ``positions`` as ``[B, n]`` or
+        ``[n]`` rows of the position table; the forward pass (every layer's ``[B, H, n, n]`` weights) within budget."""
+        if not isinstance(tokens, Tensor):
+            raise TypeError(_("tokens must be a torch.Tensor of token ids, shape [batch, n], got {0} ({1}).").format(
+                _short(tokens), type(tokens).__name__))
+        ids = as_int_tensor("tokens", tokens, minimum=0, ndim=2)
+        if ids.shape[1] < 1:
+            raise ValueError(_("tokens must have at least one position, got shape {0}.").format(tuple(ids.shape)))
+        top = self.vocab_size + 2
+        if ids.numel() and int(ids.max()) > top:
+            raise ValueError(_("tokens must be ids in 0..{0} (vocab_size={1} data tokens, then SEP, PAD, BOS), got {2}.").format(
+                top, self.vocab_size, int(ids.max())))
+        batch, n = ids.shape
+        require_budget(f"CopyTransformer on tokens of shape {(batch, n)}", (batch, self.n_heads, n, n), torch.float32,
+                       copies=len(self.blocks) + 2)
+        if positions is not None:
+            if not isinstance(self.position, LearnedPositionalEmbedding):
+                raise ValueError(_("positions= only applies to a model with a position table (learned, randomized), this model uses encoding={0!r}.").format(self.encoding))
+            positions = as_int_tensor("positions", positions, minimum=0)
+            if positions.shape not in ((n,), (batch, n)):
+                raise ValueError(_("positions must have shape [n] or [batch, n] = {0}, got {1}.").format((batch, n), tuple(positions.shape)))
+        return ids, positions
+
     def forward(self, tokens: Tensor, positions: Tensor | None = None) -> Tensor:
-        return self.readout(self._hidden(tokens, positions)[0])
+        """Logits ``[B, n, vocab]`` of the next token at every position."""
+        return self.readout(self._hidden(*self._require_tokens(tokens, positions))[0])
 
     def logits_at(self, tokens: Tensor, mask: Tensor, positions: Tensor | None = None) -> Tensor:
         """Logits only at the positions where ``mask`` is True, ``[mask.sum(), vocab]`` (saves the read-out elsewhere)."""
+        tokens, positions = self._require_tokens(tokens, positions)
+        if not isinstance(mask, Tensor) or mask.dtype != torch.bool or mask.shape != tokens.shape:
+            raise TypeError(_("mask must be a bool tensor of the shape of tokens {0}, got {1}.").format(
+                tuple(tokens.shape), _short(mask)))
         return self.readout(self._hidden(tokens, positions)[0][mask])
 
     @torch.no_grad()
     def attention(self, tokens: Tensor) -> Tensor:
         """Attention weights of every layer and head, ``[n_layers, B, n_heads, n, n]``."""
-        return torch.stack(self._hidden(tokens)[1])
+        return torch.stack(self._hidden(self._require_tokens(tokens)[0])[1])
 
     @torch.no_grad()
     def hidden(self, tokens: Tensor) -> Tensor:
         """The final hidden states (after the last LayerNorm), ``[B, n, d_model]``."""
-        return self._hidden(tokens)[0]
+        return self._hidden(self._require_tokens(tokens)[0])[0]
 
     def extended(self, max_positions: int, *, seed: int = 0) -> "CopyTransformer":
         """A copy whose learned table has ``max_positions`` rows; rows past the old end are fresh and untrained."""
         if self.encoding != "learned":
             raise ValueError(_("only a learned table can be extended, this model uses encoding={encoding!r}.").format(encoding=self.encoding))
+        max_positions = require_int("max_positions", max_positions, minimum=self.position.max_len)
+        seed = require_seed("seed", seed)
         bigger = copy.deepcopy(self)
         bigger.position = self.position.extended(max_positions, seed=seed)
         bigger.encoding = "learned-extended"
