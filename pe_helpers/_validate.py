@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from collections.abc import Sequence
+from pathlib import Path
 
 import torch
 from .i18n import _
@@ -271,11 +273,8 @@ def require_finite(name: str, t: torch.Tensor) -> torch.Tensor:
     return t
 
 
-def require_path(name: str, value: object) -> "Path":
+def require_path(name: str, value: object) -> Path:
     """A file path: a non-empty ``str`` or ``os.PathLike`` (``pathlib.Path``), returned as a ``Path``."""
-    import os
-    from pathlib import Path
-
     if isinstance(value, (str, os.PathLike)) and not isinstance(value, bytes):
         text = os.fspath(value)
         if isinstance(text, str) and text.strip() and "\0" not in text:
@@ -284,13 +283,11 @@ def require_path(name: str, value: object) -> "Path":
         name, _short(value), type(value).__name__))
 
 
-def unwritable_reason(path: "Path", name: str) -> str | None:
+def unwritable_reason(path: Path, name: str) -> str | None:
     """``None`` if ``path`` can be written atomically (a temporary file beside it, then a rename), else why not.
 
     The rename needs the directory writable, even where the file itself already exists and is writable.
     """
-    import os
-
     if path.is_dir():
         return _("{0} {1} is a directory, not a file.").format(name, path)
     if path.exists() and not os.access(path, os.W_OK):
@@ -305,7 +302,7 @@ def unwritable_reason(path: "Path", name: str) -> str | None:
     return None
 
 
-def require_writable_path(name: str, value: object) -> "Path":
+def require_writable_path(name: str, value: object) -> Path:
     """A path that :func:`unwritable_reason` accepts, as a ``Path``; else a ValueError naming ``name`` and why."""
     path = require_path(name, value)
     reason = unwritable_reason(path, name)

@@ -22,6 +22,7 @@ from torch.nn import functional as F
 
 from pe_helpers import PositionOutOfRangeError
 from pe_helpers import cli
+from pe_helpers._validate import unwritable_reason
 from pe_helpers._validate import MemoryBudgetError
 from pe_helpers import extrapolation as lab
 from pe_helpers.extrapolation import training
@@ -642,8 +643,8 @@ def test_cli_checks_writable_paths_before_training(tmp_path, monkeypatch, capsys
             assert exit_info.value.code == 2 and words in capsys.readouterr().err, argv
     finally:
         locked.chmod(0o700)
-    assert cli.unwritable_reason(tmp_path / "a" / "b.png", "--out") is None
-    assert "exists and is not writable" in (cli.unwritable_reason(blocker, "--out") or "exists and is not writable")
+    assert unwritable_reason(tmp_path / "a" / "b.png", "--out") is None
+    assert "exists and is not writable" in (unwritable_reason(blocker, "--out") or "exists and is not writable")
 
 
 def test_cli_ctrl_c_writes_nothing(tmp_path, monkeypatch, capsys) -> None:
