@@ -84,9 +84,15 @@ def require_seed(name: str, value: object, *, minimum: int = SEED_RANGE[0]) -> i
     return require_int(name, value, minimum=minimum, maximum=SEED_RANGE[1])
 
 
+def _is_numpy_bool(value: object) -> bool:
+    """A numpy bool (``numpy.bool_``, called ``numpy.bool`` since numpy 2), without importing numpy."""
+    kind = type(value)
+    return kind.__module__ == "numpy" and kind.__name__ in ("bool_", "bool")
+
+
 def require_bool(name: str, value: object) -> bool:
     """``True`` or ``False`` (numpy bools too); no truthy strings or numbers."""
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    if isinstance(value, bool) or _is_numpy_bool(value):
         return bool(value)
     raise TypeError(_("{0} must be True or False, got {1} ({2}).").format(name, _short(value), type(value).__name__))
 
@@ -119,7 +125,7 @@ def _as_float(value: object) -> float | None:
     if isinstance(value, torch.Tensor) and value.ndim == 0 and not value.is_complex() and value.dtype != torch.bool \
             and value.device.type != "meta":
         value = value.item()
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or type(value).__name__ == "bool_":
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or _is_numpy_bool(value):
         return None
     try:
         return float(value)
@@ -252,6 +258,8 @@ def as_int_tensor(name: str, value: object, *, minimum: int | None = None, ndim:
     complex numbers and integers beyond ``±2**53``.
     """
     t = _as_tensor(name, value, "an integer or a tensor/list of integers")
+    if not isinstance(value, torch.Tensor) and t.numel() == 0:  # an empty list: torch.as_tensor([]) is float32
+        t = t.long()
     if t.is_floating_point() or t.is_complex() or t.dtype == torch.bool:
         raise TypeError(_("{0} must be integers, got dtype {1}: {2}.").format(name, t.dtype, _short(value)))
     if ndim is not None and t.ndim != ndim:

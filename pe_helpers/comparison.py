@@ -198,7 +198,7 @@ def lab_outcome(results: LabResults, encoding: str, task: str = "copy") -> LabOu
 
     Means over the results' seeds; chance = 1 / vocab_size.
     """
-    require_instance("results", results, LabResults, "a pe_helpers.extrapolation.LabResults")
+    require_instance("results", results, LabResults, _("a pe_helpers.extrapolation.LabResults"))
     L, top = results.train_len, results.test_len
     outcome = LabOutcome(encoding=encoding, train_len=L, test_len=top, chance=1.0 / results.config.vocab_size,
                          in_distribution=results.in_distribution(encoding, task), near=None, far=None)

@@ -106,6 +106,9 @@ class RunningMaxModel(nn.Module):
 
     def with_positions(self, positions: LearnedPositionalEmbedding) -> "RunningMaxModel":
         """A copy of this model that uses ``positions`` (for example an enlarged table)."""
+        if not isinstance(positions, LearnedPositionalEmbedding) or positions.dim != self.positions.dim:
+            raise TypeError(_("positions must be a LearnedPositionalEmbedding of dim {0} (e.g. model.positions.extended(n)), got {1}.").format(
+                self.positions.dim, getattr(positions, "dim", type(positions).__name__)))
         other = copy.deepcopy(self)
         other.positions = positions
         return other

@@ -137,7 +137,7 @@ def mixing_terms(content: Tensor, position: Tensor, w_q: Tensor | None = None, w
             float(x.abs().max()), float(p.abs().max())))
     gap = float((terms.total - full).abs().max())
     if gap > 1e-9 * max(1.0, float(full.abs().max())):  # the expansion is exact; only rounding may differ
-        raise ArithmeticError(f"the four terms do not sum to the score (gap {gap:.3g})")
+        raise ArithmeticError(_("the four terms do not sum to the score (gap {0:.3g}).").format(gap))
     return terms
 
 

@@ -81,6 +81,7 @@ def pair_block(k: float, pair: int, d: int, base: float = 10000.0) -> Tensor:
     pair = require_int("pair", pair, minimum=0)
     if pair >= d // 2:
         raise ValueError(_("pair must be in 0..{top} for d = {d}, got {value}.").format(top=d // 2 - 1, d=d, value=pair))
+    require_budget(f"pair_block(d={d})", (d, d), torch.float64, copies=2)
     r = shift_matrix(k, d, base=base)
     return r[2 * pair: 2 * pair + 2, 2 * pair: 2 * pair + 2]
 
@@ -99,9 +100,9 @@ def measured_dot_products(p: int, ks: Tensor, d: int, base: float = 10000.0) -> 
     base = require_base(base)
     require_budget(f"measured_dot_products({ks.numel()} offsets, d={d})", (ks.numel() + 1, d), torch.float64, copies=2)
     if ks.numel() and int((p + ks).max()) > MAX_POSITION:
-        raise ValueError(_("p + k must be at most 2**53 for every k, got p = {p} and k up to {high}.").format(p=p, high=int(ks.max())))
+        raise ValueError(_("p + k must be at most 2**53 for every k in ks, got p = {p} and ks up to {high}.").format(p=p, high=int(ks.max())))
     if ks.numel() and int((p + ks).min()) < 0:
-        raise ValueError(_("p + k must be >= 0 for every k, got p = {p} and k down to {low}.").format(p=p, low=int(ks.min())))
+        raise ValueError(_("p + k must be >= 0 for every k in ks, got p = {p} and ks down to {low}.").format(p=p, low=int(ks.min())))
     if not ks.numel():
         return torch.zeros(0, dtype=torch.float64)
     rows = torch.cat([sinusoidal(1, d, base=base, offset=p + int(k), dtype=torch.float64) for k in ks])
@@ -115,6 +116,7 @@ def mirrored_dot_products(p: int, ks: Tensor, d: int, base: float = 10000.0) -> 
     ``k`` equals the table's :math:`PE(0)\cdot PE(|k|)`: measured from rows 0 and ``|k|``, so the ``-k``
     side of the plot is measured data too, for every ``p`` (``p = 0`` included).
     """
+    require_int("p", p, minimum=0)  # the value does not depend on p: the table's rows 0 and |k| are measured
     ks = as_int_tensor("ks", ks).reshape(-1)
     return measured_dot_products(0, ks.abs(), d, base)
 

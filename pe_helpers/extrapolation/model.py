@@ -36,7 +36,7 @@ import torch
 from torch import Tensor, nn
 
 from .._validate import (as_int_tensor, require_base, require_budget, require_choice, require_generator, require_int,
-                         require_real, require_seed)
+                         require_real, require_seed, MAX_POSITION)
 from ..encodings import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, rope_angles, rotate_pairs
 from .._validate import _short
 from ..i18n import _
@@ -67,6 +67,7 @@ def alibi_slopes(n_heads: int) -> Tensor:
     For ``H = 8``: 1/2, 1/4, .., 1/256, a geometric sequence.
     """
     n_heads = require_int("n_heads", n_heads, minimum=1)
+    require_budget(f"alibi_slopes(n_heads={n_heads})", (n_heads,), torch.float64, copies=2)
     h = torch.arange(1, n_heads + 1, dtype=torch.float64)
     return torch.pow(2.0, -8.0 * h / n_heads)
 
@@ -90,7 +91,8 @@ def interpolated_positions(n: int, trained: int) -> Tensor:
 
     ``trained`` is ``L``, the number of positions the training inputs had. Float64.
     """
-    n, trained = require_int("n", n, minimum=1), require_int("trained", trained, minimum=1)
+    n = require_int("n", n, minimum=1)
+    trained = require_int("trained", trained, minimum=1, maximum=MAX_POSITION)
     require_budget(f"interpolated_positions(n={n})", (n,), torch.float64, copies=2)
     positions = torch.arange(n, dtype=torch.float64)
     return positions * (trained / n) if n > trained else positions
@@ -102,8 +104,9 @@ def ntk_base(n: int, trained: int, head_dim: int, base: float = ROPE_BASE) -> fl
     ``d`` is the rotated dimension (``head_dim``, at least 4). The lowest frequency then turns by the
     same angle at :math:`L'` as it did at :math:`L`; the highest is almost unchanged.
     """
-    n, trained = require_int("n", n, minimum=1), require_int("trained", trained, minimum=1)
-    head_dim = require_int("head_dim", head_dim, minimum=4)
+    n = require_int("n", n, minimum=1, maximum=MAX_POSITION)
+    trained = require_int("trained", trained, minimum=1, maximum=MAX_POSITION)
+    head_dim = require_int("head_dim", head_dim, minimum=4, maximum=MAX_POSITION)
     base = require_base(base)
     if n <= trained:
         return float(base)
@@ -113,7 +116,9 @@ def ntk_base(n: int, trained: int, head_dim: int, base: float = ROPE_BASE) -> fl
 def random_positions(batch: int, n: int, max_position: int, generator: torch.Generator | None = None) -> Tensor:
     """``[batch, n]`` sorted random subsets of ``0 .. max_position - 1`` (Ruoss et al. 2023), one per row."""
     batch, n = require_int("batch", batch, minimum=1), require_int("n", n, minimum=1)
-    max_position = require_int("max_position", max_position, minimum=n)
+    max_position = require_int("max_position", max_position, minimum=1)
+    if max_position < n:
+        raise ValueError(_("max_position={0} must be >= n={1} (n distinct positions are drawn from it).").format(max_position, n))
     generator = require_generator("generator", generator)
     require_budget(f"random_positions(batch={batch}, max_position={max_position})", (batch, max_position), torch.float64,
                    copies=3)
@@ -193,14 +198,16 @@ class CopyTransformer(nn.Module):
         max_positions = require_int("max_positions", max_positions, minimum=1)
         if random_range is not None or encoding == "randomized":
             random_range = require_int("random_range", random_range if random_range is not None else 4 * max_positions,
-                                       minimum=max_positions)
+                                       minimum=1)
+            if random_range < max_positions:
+                raise ValueError(_("random_range={0} must be >= max_positions={1} (the table holds every position drawn).").format(random_range, max_positions))
         init_std = require_real("init_std", init_std, minimum=0.0)
         seed = require_seed("seed", seed)
         table_rows = {"learned": max_positions, "learned-extended": max_positions, "randomized": random_range}.get(encoding, 0)
         params = (2 * (vocab_size + 3) * d_model + table_rows * d_model
                   + n_layers * (4 + 2 * mlp_ratio) * d_model * d_model)
         require_budget(f"CopyTransformer(vocab_size={vocab_size}, d_model={d_model}, n_layers={n_layers}, "
-                       f"mlp_ratio={mlp_ratio}, max_positions={max_positions})", (params,), torch.float32, copies=2)
+                       f"mlp_ratio={mlp_ratio}, max_positions={max_positions}, random_range={random_range})", (params,), torch.float32, copies=2)
         super().__init__()
         self.encoding = encoding
         self.vocab_size = vocab_size
@@ -312,6 +319,8 @@ class CopyTransformer(nn.Module):
             raise ValueError(_("only a learned table can be extended, this model uses encoding={encoding!r}.").format(encoding=self.encoding))
         max_positions = require_int("max_positions", max_positions, minimum=self.position.max_len)
         seed = require_seed("seed", seed)
+        require_budget(f"CopyTransformer.extended(max_positions={max_positions})", (max_positions, self.d_model), torch.float32,
+                       copies=2)
         bigger = copy.deepcopy(self)
         bigger.position = self.position.extended(max_positions, seed=seed)
         bigger.encoding = "learned-extended"

@@ -24,7 +24,7 @@ __all__ = ["source_positions", "copy_head", "attention_map", "position_probe_r2"
 
 
 def _require_trained(trained: object) -> None:
-    require_instance("trained", trained, TrainedModel, "a TrainedModel (from train() or LabResults.model())")
+    require_instance("trained", trained, TrainedModel, _("a TrainedModel (from train() or LabResults.model())"))
 
 
 def source_positions(task: str, n: int) -> tuple[Tensor, Tensor]:

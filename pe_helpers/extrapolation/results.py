@@ -199,10 +199,10 @@ class LabResults:
             raise ValueError(_("seed {seed!r} was not run; these results have seeds {0}.").format(list(self.seeds), seed=seed))
         return self.seeds.index(seed)
 
-    def _length(self, length: int) -> int:
-        length = require_int("length", length, minimum=1)
+    def _length(self, length: int, name: str = "length") -> int:
+        length = require_int(name, length, minimum=1)
         if length > self.test_len:
-            raise ValueError(_("length must be <= test_len={test_len}, got {length}.").format(test_len=self.test_len, length=length))
+            raise ValueError(_("{name} must be <= test_len={test_len}, got {length}.").format(name=name, test_len=self.test_len, length=length))
         return length
 
     def _lengths_list(self, lengths: object) -> list[int]:
@@ -230,7 +230,7 @@ class LabResults:
         return None if values is None else _std(values)
 
     def _seed_means(self, encoding: str, lo: int, hi: int, task: str) -> list[float] | None:
-        per_length = [self.values_at(encoding, n, task) for n in range(self._length(lo), self._length(hi) + 1)]
+        per_length = [self.values_at(encoding, n, task) for n in range(self._length(lo, "lo"), self._length(hi, "hi") + 1)]
         per_length = [v for v in per_length if v is not None]
         if not per_length:
             return None
@@ -354,9 +354,9 @@ class LabResults:
     @classmethod
     def from_dict(cls, data: dict) -> "LabResults":
         """The results of :meth:`to_dict` (what :meth:`save_json` writes), checked: a ValueError names what is wrong."""
-        require_instance("data", data, dict, "a dict (from LabResults.to_dict or a saved JSON file)")
+        require_instance("data", data, dict, _("a dict (from LabResults.to_dict or a saved JSON file)"))
         if data.get("format") != _FORMAT:
-            raise ValueError(_("unknown lab results format {0!r} (expected {FORMAT}).").format(data.get('format'), FORMAT=_FORMAT))
+            raise ValueError(_("data has the unknown lab results format {0!r} (expected {FORMAT}).").format(_short(data.get('format')), FORMAT=_FORMAT))
         try:
             results = cls._from_dict(data)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -398,6 +398,8 @@ class LabResults:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ValueError(_("path {0} cannot be read as lab results JSON: {1}").format(path, _short(str(exc), 200))) from None
+        if not isinstance(data, dict):
+            raise ValueError(_("path {0} holds JSON but not lab results (a JSON object written by LabResults.save_json).").format(path))
         return cls.from_dict(data)
 
 
@@ -453,12 +455,12 @@ def run_lab(encodings: str | Iterable[str] = DEFAULT_ENCODINGS, *, tasks: str | 
     require_budget(_("testing at test_len={test_len} with n_heads={n_heads}").format(test_len=test_len, n_heads=config.n_heads),
                  (EVAL_SAMPLES // 2, config.n_heads, t, t), torch.float32, copies=2)
     if workers is not None:
-        workers = require_int("workers", workers, minimum=1)
+        workers = require_int("workers", workers, minimum=1, maximum=4096)
     if progress is not None:
         progress = require_bool("progress", progress)
     parallel = require_bool("parallel", parallel)
     if cancel is not None:
-        require_instance("cancel", cancel, threading.Event, "a threading.Event or None")
+        require_instance("cancel", cancel, threading.Event, _("a threading.Event or None"))
     base = tuple(dict.fromkeys(DERIVED_ENCODINGS.get(e, e) for e in names))
     jobs = [(t, e, s) for t in task_names for e in base for s in seeds]
     models = {job: init_model(job[1], configs[job[2]]) for job in jobs}  # in order: the global RNG is not thread-safe
@@ -546,7 +548,7 @@ def save_reference_models(results: LabResults, path: str | Path) -> Path:
     """Save the first seed's trained (not derived) models of ``results`` with ``torch.save``, atomically."""
     from .model import TRAINED_ENCODINGS
 
-    require_instance("results", results, LabResults, "a LabResults from run_lab()")
+    require_instance("results", results, LabResults, _("a LabResults from run_lab()"))
     path = require_writable_path("path", path)
     seed = results.seeds[0]
     state = {"config_hash": results.hash, "config": results.config.as_dict(), "test_len": results.test_len,

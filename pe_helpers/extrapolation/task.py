@@ -46,6 +46,8 @@ __all__ = ["TASKS", "LOOKBACK", "TaskBatch", "separator_id", "pad_id", "bos_id",
 TASKS = ("copy", "lookback")
 #: How many places back the look-back task reaches.
 LOOKBACK = 3
+#: The largest vocabulary (and task size) the ids and positions are exact for as float64 and int64.
+MAX_VOCAB = 2**53
 
 
 def require_task(value: object, name: str = "task") -> str:
@@ -55,17 +57,17 @@ def require_task(value: object, name: str = "task") -> str:
 
 def separator_id(vocab_size: int) -> int:
     """The id of ``SEP``: the first id after the data tokens."""
-    return require_int("vocab_size", vocab_size, minimum=2)
+    return require_int("vocab_size", vocab_size, minimum=2, maximum=MAX_VOCAB)
 
 
 def pad_id(vocab_size: int) -> int:
     """The id of ``PAD`` (fills the tail of a shorter sequence in a mixed-length batch)."""
-    return require_int("vocab_size", vocab_size, minimum=2) + 1
+    return require_int("vocab_size", vocab_size, minimum=2, maximum=MAX_VOCAB) + 1
 
 
 def bos_id(vocab_size: int) -> int:
     """The id of ``BOS``, the token at position 0 of every sequence."""
-    return require_int("vocab_size", vocab_size, minimum=2) + 2
+    return require_int("vocab_size", vocab_size, minimum=2, maximum=MAX_VOCAB) + 2
 
 
 def task_positions(n: int) -> int:
@@ -119,10 +121,16 @@ def _lengths(lengths: Tensor | Sequence[int], max_len: int | None) -> tuple[Tens
         raise TypeError(_("lengths must be a non-empty 1-D list of sizes >= 1, got {lengths!r}.").format(lengths=lengths)) from None
     if not items:
         raise ValueError(_("lengths must be a non-empty 1-D list of sizes >= 1, got {lengths!r}.").format(lengths=lengths))
-    n = torch.tensor([require_int(f"lengths[{i}]", v, minimum=1) for i, v in enumerate(items)], dtype=torch.long)
-    longest = int(n.max()) if max_len is None else require_int("max_len", max_len, minimum=int(n.max()))
-    require_budget(_("a batch of {0} sequences of size {longest}").format(len(items), longest=longest), (len(items), task_positions(longest) + 1),
-                 torch.long, copies=4)
+    n = torch.tensor([require_int(f"lengths[{i}]", v, minimum=1, maximum=MAX_VOCAB) for i, v in enumerate(items)],
+                     dtype=torch.long)
+    longest = int(n.max())
+    if max_len is not None:
+        max_len = require_int("max_len", max_len, minimum=1, maximum=MAX_VOCAB)
+        if max_len < longest:
+            raise ValueError(_("max_len={0} must be >= the longest of lengths, {1}.").format(max_len, longest))
+        longest = max_len
+    require_budget(f"copy_sequences({len(items)} lengths, max_len={longest})", (len(items), task_positions(longest) + 1),
+                   torch.long, copies=4)
     return n, longest
 
 
@@ -132,7 +140,7 @@ def copy_sequences(lengths: Tensor | Sequence[int], *, vocab_size: int = 10, max
 
     ``max_len`` defaults to the longest of ``lengths``.
     """
-    vocab_size = require_int("vocab_size", vocab_size, minimum=2)
+    vocab_size = require_int("vocab_size", vocab_size, minimum=2, maximum=MAX_VOCAB)
     generator = require_generator("generator", generator)
     n, longest = _lengths(lengths, max_len)
     sep, pad, bos = separator_id(vocab_size), pad_id(vocab_size), bos_id(vocab_size)
@@ -173,7 +181,7 @@ def lookback_batch(batch_size: int, min_len: int, max_len: int, *, vocab_size: i
     Sizes ``n`` are uniform in ``min_len .. max_len``; rows shorter than the longest are PAD-filled.
     """
     batch_size, min_len, max_len, vocab_size = _batch_args(batch_size, min_len, max_len, vocab_size, generator)
-    k = require_int("k", k, minimum=1)
+    k = require_int("k", k, minimum=1, maximum=MAX_VOCAB)
     lengths = _draw_lengths(batch_size, min_len, max_len, generator)
     width = 2 * max_len + 1
     pad, bos = pad_id(vocab_size), bos_id(vocab_size)
@@ -200,11 +208,13 @@ def _batch_args(batch_size: int, min_len: int, max_len: int, vocab_size: int,
                 generator: torch.Generator | None) -> tuple[int, int, int, int]:
     """The checked sizes; the budget counts a batch's token tensors (inputs, targets, mask, draws)."""
     batch_size = require_int("batch_size", batch_size, minimum=1)
-    min_len = require_int("min_len", min_len, minimum=1)
-    max_len = require_int("max_len", max_len, minimum=min_len)
-    vocab_size = require_int("vocab_size", vocab_size, minimum=2)
+    min_len = require_int("min_len", min_len, minimum=1, maximum=MAX_VOCAB)
+    max_len = require_int("max_len", max_len, minimum=1, maximum=MAX_VOCAB)
+    if max_len < min_len:
+        raise ValueError(_("max_len={0} must be >= min_len={1}.").format(max_len, min_len))
+    vocab_size = require_int("vocab_size", vocab_size, minimum=2, maximum=MAX_VOCAB)
     require_generator("generator", generator)
-    require_budget(f"a batch of {batch_size} sequences of size up to {max_len}", (batch_size, task_positions(max_len) + 1),
+    require_budget(f"a batch with batch_size={batch_size}, max_len={max_len}", (batch_size, task_positions(max_len) + 1),
                    torch.long, copies=6)
     return batch_size, min_len, max_len, vocab_size
 

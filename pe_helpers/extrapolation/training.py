@@ -98,12 +98,18 @@ class TrainConfig:
     threads: int = 1
 
     def __post_init__(self) -> None:
+        def store(name: str, value: object) -> None:  # canonical Python numbers: equal configs, JSON-ready
+            object.__setattr__(self, name, value)
+
         for name in ("train_len", "steps", "batch_size", "d_model", "n_layers", "n_heads", "mlp_ratio", "threads",
                      "random_factor"):
-            require_int(name, getattr(self, name), minimum=1)
-        require_int("vocab_size", self.vocab_size, minimum=2)
-        require_int("warmup", self.warmup, minimum=0)
-        require_int("seed", self.seed, minimum=0, maximum=MAX_SEED)
+            store(name, require_int(name, getattr(self, name), minimum=1))
+        store("vocab_size", require_int("vocab_size", self.vocab_size, minimum=2))
+        store("warmup", require_int("warmup", self.warmup, minimum=0))
+        store("seed", require_int("seed", self.seed, minimum=0, maximum=MAX_SEED))
+        store("threads", require_int("threads", self.threads, minimum=1, maximum=4096))
+        for name in ("lr", "init_std", "length_weight"):
+            store(name, require_real(name, getattr(self, name)))
         if self.d_model % self.n_heads or (self.d_model // self.n_heads) % 2:
             raise ValueError(_("d_model={d_model} must split into n_heads={n_heads} heads of even size (RoPE rotates pairs), e.g. d_model=32 with n_heads=2.").format(d_model=self.d_model, n_heads=self.n_heads))
         for name in ("lr", "init_std"):
@@ -111,10 +117,12 @@ class TrainConfig:
                 raise ValueError(_("{name} must be > 0, got {0!r}.").format(getattr(self, name), name=name))
         if require_real("length_weight", self.length_weight) < 0:
             raise ValueError(_("length_weight must be >= 0, got {length_weight!r}.").format(length_weight=self.length_weight))
+        require_budget(f"training with steps={self.steps}", (self.steps,), torch.int64, copies=2)  # the drawn sizes
         params = (2 * (self.vocab_size + 3) + self.random_range) * self.d_model \
             + self.n_layers * (4 + 2 * self.mlp_ratio) * self.d_model ** 2
         require_budget(f"a model with vocab_size={self.vocab_size}, d_model={self.d_model}, n_layers={self.n_layers}, "
-                       f"mlp_ratio={self.mlp_ratio}", (params,), torch.float32, copies=4)  # weights, grads, Adam's two
+                       f"mlp_ratio={self.mlp_ratio}, train_len={self.train_len}, random_factor={self.random_factor}",
+                       (params,), torch.float32, copies=4)  # weights, grads, Adam's two
         require_budget(f"training activations with train_len={self.train_len}, batch_size={self.batch_size}, "
                        f"d_model={self.d_model}, mlp_ratio={self.mlp_ratio}, vocab_size={self.vocab_size}",
                        (self.batch_size, self.train_positions, (4 + self.mlp_ratio) * self.d_model + self.vocab_size + 3),
@@ -175,7 +183,7 @@ def _lr_factor(step: int, warmup: int, steps: int) -> float:
 
 def _config(config: TrainConfig | None, settings: dict, who: str) -> TrainConfig:
     if config is not None:
-        require_instance("config", config, TrainConfig, "a TrainConfig")
+        require_instance("config", config, TrainConfig, _("a TrainConfig"))
         if settings:
             raise TypeError(_("give either config= or keyword settings, not both."))
         return config
@@ -211,12 +219,15 @@ def derive(trained: TrainedModel, encoding: str, test_len: int) -> TrainedModel:
     ``learned-extended``: the learned table grown to the positions of size ``test_len`` with fresh
     rows; ``rope-pi`` / ``rope-ntk``: the same rope weights, positions or base rescaled past training.
     """
-    require_instance("trained", trained, TrainedModel, "a TrainedModel (from train() or LabResults.model())")
+    require_instance("trained", trained, TrainedModel, _("a TrainedModel (from train() or LabResults.model())"))
     encoding = require_encoding(encoding)
     if DERIVED_ENCODINGS.get(encoding) != trained.encoding:
         raise ValueError(_("{encoding!r} derives from a trained {0!r} model, got {1!r}.").format(DERIVED_ENCODINGS.get(encoding), trained.encoding, encoding=encoding))
     if encoding == "learned-extended":
-        rows = max(task_positions(require_int("test_len", test_len, minimum=1)), trained.model.max_positions)
+        test_len = require_int("test_len", test_len, minimum=1)
+        require_budget(f"derive(test_len={test_len})", (task_positions(test_len), trained.model.d_model), torch.float32,
+                       copies=2)
+        rows = max(task_positions(test_len), trained.model.max_positions)
         model = trained.model.extended(rows, seed=trained.config.seed + 1)
     else:
         model = trained.model.scaled(encoding)
@@ -231,7 +242,7 @@ def init_model(encoding: str, cfg: TrainConfig) -> CopyTransformer:
     :func:`~pe_helpers.extrapolation.run_lab` initialises every model first, then trains them in threads.
     """
     encoding = require_encoding(encoding)
-    require_instance("cfg", cfg, TrainConfig, "a TrainConfig")
+    require_instance("cfg", cfg, TrainConfig, _("a TrainConfig"))
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(cfg.seed)
         return CopyTransformer(encoding, vocab_size=cfg.vocab_size, d_model=cfg.d_model, n_layers=cfg.n_layers,
@@ -250,8 +261,8 @@ def fit(model: CopyTransformer, cfg: TrainConfig, on_step: Callable[[int], None]
     :class:`TrainingCancelled` (the model is left half-trained). Trains with gradients on even where the
     caller turned them off (``torch.set_grad_enabled(False)``).
     """
-    require_instance("model", model, CopyTransformer, "a CopyTransformer")
-    require_instance("cfg", cfg, TrainConfig, "a TrainConfig")
+    require_instance("model", model, CopyTransformer, _("a CopyTransformer"))
+    require_instance("cfg", cfg, TrainConfig, _("a TrainConfig"))
     task = require_task(task)
     _require_callback(on_step, cancel)
     if model.vocab_size != cfg.vocab_size:
@@ -307,6 +318,8 @@ def eval_batch(length: int, *, vocab_size: int, n_samples: int = EVAL_SAMPLES, s
     length = require_int("length", length, minimum=1)
     n_samples = require_int("n_samples", n_samples, minimum=1)
     seed = require_int("seed", seed, minimum=0, maximum=MAX_SEED)
+    require_budget(f"eval_batch(length={length}, n_samples={n_samples})", (n_samples, task_positions(length) + 1),
+                   torch.long, copies=6)
     offset = 0 if require_task(task) == "copy" else 500
     gen = torch.Generator().manual_seed(_EVAL_SEED + 1000 * seed + length + offset)
     return task_batch(task, n_samples, length, length, vocab_size=vocab_size, generator=gen)
@@ -326,7 +339,7 @@ def accuracy(trained: TrainedModel, length: int, *, n_samples: int | None = None
     A ``learned`` model raises :class:`~pe_helpers.encodings.PositionOutOfRangeError` when the
     ``2·length + 1`` positions exceed its table.
     """
-    require_instance("trained", trained, TrainedModel, "a TrainedModel (from train() or LabResults.model())")
+    require_instance("trained", trained, TrainedModel, _("a TrainedModel (from train() or LabResults.model())"))
     length = require_int("length", length, minimum=1)
     cfg = trained.config
     n_samples = _eval_samples(length, cfg.train_len) if n_samples is None else require_int("n_samples", n_samples, minimum=1)
@@ -342,7 +355,7 @@ def accuracy_by_length(trained: TrainedModel, lengths: Iterable[int] | None = No
 
     ``None`` marks a size the model cannot even run (a learned table too short: see :func:`accuracy`).
     """
-    require_instance("trained", trained, TrainedModel, "a TrainedModel (from train() or LabResults.model())")
+    require_instance("trained", trained, TrainedModel, _("a TrainedModel (from train() or LabResults.model())"))
     _require_callback(None, cancel)
     if lengths is None:
         lengths = range(1, 4 * trained.config.train_len + 1)
