@@ -212,6 +212,7 @@ def _float_mask_same(valid_bool: torch.Tensor) -> list:
     bad = [("int 0/1", valid_bool.long()), ("uint8", valid_bool.to(torch.uint8)), ("wrong shape", torch.ones(2, 2) > 0),
            ("grows the result", torch.ones(2, 3, 3) > 0), ("row of False", torch.zeros(3, 3, dtype=torch.bool)),
            ("row of -inf", torch.full((3, 3), -math.inf)), ("nan", torch.full((3, 3), math.nan)),
+           ("+inf", torch.zeros(3, 3).masked_fill(torch.eye(3, dtype=torch.bool), math.inf)),
            ("list", valid_bool.tolist()), ("complex", valid_bool.to(torch.complex64)), ("1-d", valid_bool[0]),
            ("meta", valid_bool.to("meta"))]
     return [(label, value, ERROR) for label, value in bad] + [("float 0/-inf", as_float, 1e-6)]

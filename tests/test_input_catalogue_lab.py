@@ -628,3 +628,46 @@ if __name__ == "__main__":
             totals, bad = run_catalogue(specs)
         print(title, dict(totals))
         print("\n".join(bad))
+
+
+# ----------------------------------------------------------------------------------------------
+# The findings that started this catalogue, one line each (the tables above try their whole classes).
+
+def test_the_named_findings(tmp_path) -> None:
+    chance = 0.1
+    assert comparison.extrapolation_verdict(0.05, 5 * chance, chance) == "holds", "5x chance is not a collapse"
+    for bad in ({"in_distribution": 1.2}, {"past": 3.0}, {"chance": 1.0}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            comparison.extrapolation_verdict(**{"in_distribution": 0.9, "past": 0.5, "chance": chance, **bad})
+    mask = torch.zeros(3, 3)
+    mask[0, 0] = math.inf
+    with pytest.raises(ValueError, match=r"mask must not contain NaN or \+inf"):
+        attention.scaled_dot_product_attention(_x(3, 4), _x(3, 4), _x(3, 4), mask)
+    with pytest.raises(TypeError, match="ks must be integers"):
+        rotation.measured_dot_products(0, [1.5], 8)
+    with pytest.raises(ValueError, match="task must be one of"):
+        lab_probe.source_positions("reverse", 3)
+    for base in (math.nan, -1.0, 1.0):
+        with pytest.raises(ValueError, match="base"):
+            lab.ntk_base(16, 8, 8, base)
+    with pytest.raises(ValueError, match="d_model=30 must split into n_heads=4"):
+        lab.TrainConfig(d_model=30, n_heads=4)
+    with pytest.raises(ValueError, match="no trained models"):
+        lab.save_reference_models(REFERENCE, tmp_path / "w.pt")
+    assert not list(tmp_path.iterdir()), "no weights file without models"
+    with pytest.raises(TypeError, match="content must be a floating tensor"):
+        mixing.mixing_terms(torch.ones(3, 4, dtype=torch.complex64), torch.ones(3, 4))
+    with pytest.raises(ValueError, match="head_seed"):
+        order.sentence_outputs(["dog bites man"], head_seed=2**64)
+    with pytest.raises(MemoryBudgetError, match=r"pair_block\(d="):
+        rotation.pair_block(1.0, 0, 10**6)
+    with pytest.raises(MemoryBudgetError, match=r"eval_batch\(length="):
+        lab.eval_batch(10**12, vocab_size=10)
+    with pytest.raises(ValueError, match="seed must be at most"):
+        lab.run_lab("none", seed=2**63, steps=1)
+    loaded = lab.LabResults.load_json(str(RESULTS.save_json(str(tmp_path / "r.json"))))  # str paths, both ways
+    assert loaded.to_dict() == RESULTS.to_dict()
+    with pytest.raises(ValueError, match="path .* cannot be read"):
+        lab.LabResults.load_json(tmp_path / "missing.json")
+    with pytest.raises(ValueError, match="path .*cannot create files in|path .* is not a directory"):
+        RESULTS.save_json(tmp_path / "r.json" / "inner.json")
