@@ -18,33 +18,20 @@ Examples::
 
 from __future__ import annotations
 
+from . import _interrupt  # noqa: F401  (first: Ctrl-C while torch loads gives one line, not a traceback)
+
+import argparse
 import os
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from ._validate import unwritable_reason as _unwritable_reason
+from .extrapolation.model import ENCODINGS, TRAINED_ENCODINGS
+from .extrapolation.results import parse_encodings, parse_tasks, reference_config, run_lab, save_reference_models
+from .extrapolation.task import TASKS
+from .extrapolation.training import MAX_SEED, TrainConfig, TrainingCancelled
 from .i18n import _
-
-
-def _interrupted(kind: type, value: BaseException, traceback: object) -> None:
-    """Ctrl-C before :func:`main` runs (while torch is imported): one line and exit status 130, not a traceback."""
-    if issubclass(kind, KeyboardInterrupt):
-        print(_("interrupted: nothing written"), file=sys.stderr, flush=True)
-        os._exit(130)
-    sys.__excepthook__(kind, value, traceback)
-
-
-if __name__ == "__main__" or Path(sys.argv[0]).name == "pe-lab":  # the command line, not an import
-    sys.excepthook = _interrupted
-
-import argparse  # noqa: E402  (after the Ctrl-C hook: the imports below take seconds)
-from collections.abc import Callable, Sequence  # noqa: E402
-
-from .extrapolation.model import ENCODINGS, TRAINED_ENCODINGS  # noqa: E402
-from .extrapolation.results import (parse_encodings, parse_tasks, reference_config, run_lab,  # noqa: E402
-                                    save_reference_models)
-from .extrapolation.task import TASKS  # noqa: E402
-from .extrapolation.training import MAX_SEED, TrainConfig, TrainingCancelled  # noqa: E402
-from ._validate import unwritable_reason as _unwritable_reason  # noqa: E402
 
 __all__ = ["main", "build_parser", "DEFAULT_ENCODINGS", "REFERENCE_JSON"]
 
