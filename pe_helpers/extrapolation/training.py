@@ -117,6 +117,13 @@ class TrainConfig:
                 raise ValueError(_("{name} must be > 0, got {0!r}.").format(getattr(self, name), name=name))
         if require_real("length_weight", self.length_weight) < 0:
             raise ValueError(_("length_weight must be >= 0, got {length_weight!r}.").format(length_weight=self.length_weight))
+        try:  # the sizes are drawn with weights n**length_weight: they must stay finite
+            finite = math.isfinite(float(self.train_len) ** self.length_weight)
+        except OverflowError:
+            finite = False
+        if not finite:
+            raise ValueError(_("length_weight={0} is too large: train_len**length_weight overflows (train_len={1}).").format(
+                self.length_weight, self.train_len))
         require_budget(f"training with steps={self.steps}", (self.steps,), torch.int64, copies=2)  # the drawn sizes
         params = (2 * (self.vocab_size + 3) + self.random_range) * self.d_model \
             + self.n_layers * (4 + 2 * self.mlp_ratio) * self.d_model ** 2
