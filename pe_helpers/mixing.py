@@ -136,7 +136,8 @@ def mixing_terms(content: Tensor, position: Tensor, w_q: Tensor | None = None, w
         raise ValueError(_("content, position, w_q and w_k are too large: their scores overflow float64 (largest entries {0:.3g}, {1:.3g}).").format(
             float(x.abs().max()), float(p.abs().max())))
     gap = float((terms.total - full).abs().max())
-    if gap > 1e-9 * max(1.0, float(full.abs().max())):  # the expansion is exact; only rounding may differ
+    scale = max(1.0, float(full.abs().max()), *(float(t.abs().max()) for t in terms.terms()))
+    if gap > 1e-9 * scale:  # the expansion is exact; only rounding (relative to the largest term) may differ
         raise ArithmeticError(_("the four terms do not sum to the score (gap {0:.3g}).").format(gap))
     return terms
 

@@ -146,6 +146,7 @@ def _tokens_kind(valid: torch.Tensor, vocab: int = 10) -> list:
     bad = [("float", valid.float()), ("list", valid.tolist()), ("numpy", valid.numpy()), ("None", None),
            ("1-d", valid[0]), ("3-d", valid[None]), ("negative", -valid), ("past BOS", valid + vocab + 3),
            ("bool", valid > 0), ("complex", valid.to(torch.complex64)), ("no positions", valid[:, :0]),
+           ("meta", valid.to("meta")),
            ("over the memory budget", torch.zeros(1, 10**6, dtype=torch.long)), ("str", "tokens")]
     same = [("int32", valid.int(), 1e-6), ("non-contiguous", valid.T.contiguous().T, 1e-6)]
     return [(label, value, ERROR) for label, value in bad] + same
@@ -358,7 +359,10 @@ SPECS: list[tuple[str, Callable, dict]] = [
          ("unknown task", {**RESULTS.to_dict(), "accuracy": {"reverse": {"rope": [[0.5] * 8] * 2}}}, ERROR),
          ("a curve too short", {**RESULTS.to_dict(), "accuracy": {"copy": {"rope": [[0.5] * 3] * 2}}}, ERROR),
          ("bad config", {**RESULTS.to_dict(), "config": {"d_model": "big"}}, ERROR),
-         ("NaN accuracy", {**RESULTS.to_dict(), "accuracy": {"copy": {"rope": [[math.nan] * 8] * 2}}}, ERROR)])}),
+         ("NaN accuracy", {**RESULTS.to_dict(), "accuracy": {"copy": {"rope": [[math.nan] * 8] * 2}}}, ERROR),
+         ("test_len 0", {**RESULTS.to_dict(), "test_len": 0, "accuracy": {"copy": {"rope": [[], []]}}}, ERROR),
+         ("seeds repeated", {**RESULTS.to_dict(), "seeds": [0, 0]}, ERROR),
+         ("seeds negative", {**RESULTS.to_dict(), "seeds": [0, -3]}, ERROR)])}),
     ("LabResults.save_json", lambda path: RESULTS.save_json(path), {"path": (TMP / "saved.json", _path_kind(TMP / "saved.json"))}),
     ("LabResults.load_json", lambda path: lab.LabResults.load_json(path).accuracy,
      {"path": (RESULTS_JSON, _path_kind(RESULTS_JSON, exists=True))}),

@@ -273,6 +273,8 @@ class CopyTransformer(nn.Module):
         if not isinstance(tokens, Tensor):
             raise TypeError(_("tokens must be a torch.Tensor of token ids, shape [batch, n], got {0} ({1}).").format(
                 _short(tokens), type(tokens).__name__))
+        if tokens.device.type == "meta":
+            raise TypeError(_("{0} must hold values (a CPU or GPU tensor), got a meta tensor.").format("tokens"))
         ids = as_int_tensor("tokens", tokens, minimum=0, ndim=2)
         if ids.shape[1] < 1:
             raise ValueError(_("tokens must have at least one position, got shape {0}.").format(tuple(ids.shape)))

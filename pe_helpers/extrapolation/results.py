@@ -361,6 +361,9 @@ class LabResults:
             results = cls._from_dict(data)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(_("data is not a valid lab results record ({0}: {1}).").format(type(exc).__name__, _short(str(exc), 200))) from None
+        require_int("data['test_len']", results.test_len, minimum=1)
+        if not results.seeds or len(set(results.seeds)) != len(results.seeds) or min(results.seeds) < 0:
+            raise ValueError(_("data['seeds'] must be distinct integers >= 0, at least one; got {0}.").format(_short(results.seeds)))
         for task, by_encoding in results.accuracy.items():
             require_task(task, "a task of data['accuracy']")
             for encoding, curves in by_encoding.items():
