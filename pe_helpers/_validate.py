@@ -319,6 +319,16 @@ def require_writable_path(name: str, value: object) -> Path:
     return path
 
 
+def require_items(name: str, value: object, what: str) -> list:
+    """The items of ``value`` (a list, tuple, range, 1-D array or tensor) as a list; a string or a non-iterable is a TypeError."""
+    if not isinstance(value, (str, bytes, dict)):
+        try:
+            return list(value)  # type: ignore[call-overload]
+        except TypeError:
+            pass
+    raise TypeError(_("{0} must be {1}, got {2} ({3}).").format(name, what, _short(value), type(value).__name__))
+
+
 def require_instance(name: str, value: object, kind: type | tuple[type, ...], what: str) -> object:
     """``value`` if it is an instance of ``kind``, else a TypeError naming ``name``, ``what`` is wanted and what came."""
     if not isinstance(value, kind):

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from ._validate import (_short, require_budget, require_choice, require_finite, require_bool, require_float_tensor,
+from ._validate import (_short, require_budget, require_choice, require_dim, require_finite, require_bool, require_float_tensor,
                         require_int, require_seed)
 from .attention import SelfAttention
 from .encodings import apply_rope, sinusoidal
@@ -269,7 +269,7 @@ def embedding_norm_ratio(d_model: int, vocab: int, *, init: str = "normal", scal
     :data:`NORM_SAMPLE_ROWS` of each (the rows are drawn independently, so the RMS norm of a sample of
     thousands of rows is the table's to a fraction of a percent, and a 37000-row table takes seconds).
     """
-    d = require_int("d_model", d_model, minimum=2)
+    d = require_dim("d_model", d_model)  # the sinusoidal rows come in sin/cos pairs
     v = require_int("vocab", vocab, minimum=1)
     init = require_choice("init", init, EMBEDDING_INITS)
     scale = require_bool("scale", scale)

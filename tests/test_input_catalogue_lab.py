@@ -128,7 +128,8 @@ def _encoding_kind(valid: str = "rope") -> list:
 
 def _names_kind(valid: str, allowed_other: str) -> list:
     bad = [("unknown", "blocks"), ("empty", ""), ("empty list", []), ("None", None), ("int", 3), ("twice", f"{valid},{valid}"),
-           ("list with a number", [valid, 3]), ("bytes", valid.encode()), ("dict", {valid: 1})]
+           ("list with a number", [valid, 3]), ("bytes", valid.encode()), ("dict", {valid: 1}),
+           ("numpy 0-d", np.array(valid))]
     same = [("list", [valid], 0.0), ("tuple", (valid,), 0.0), ("padded", f" {valid} ", 0.0)]
     return [(label, value, ERROR) for label, value in bad] + same
 
@@ -295,7 +296,8 @@ SPECS: list[tuple[str, Callable, dict]] = [
         lab.accuracy_by_length(trained, lengths, n_samples=n_samples, cancel=cancel),
      {"trained": (LEARNED, _trained_kind()),
       "lengths": ([1, 3], _or_none(_without(_lengths_kind([1, 3]), "2-d", "over the memory budget"))
-                  + [("empty", [], None), ("range", range(1, 4, 2), 0.0), ("past the table", [1, 9], None)]),
+                  + [("empty", [], None), ("range", range(1, 4, 2), 0.0), ("past the table", [1, 9], None),
+                     ("numpy 0-d", np.array(3), ERROR)]),
       "n_samples": (4, _or_none(_sizes(4))), "cancel": (None, _event_kind())}),
     # ---- extrapolation.results ----
     ("parse_encodings", lab.parse_encodings, {"value": ("rope", _names_kind("rope", "none"))}),
@@ -326,8 +328,8 @@ SPECS: list[tuple[str, Callable, dict]] = [
     ("LabResults.spread_at", lambda encoding, length, task: RESULTS.spread_at(encoding, length, task),
      {"encoding": ("rope", _encoding_kind()), "length": (3, _sizes(3, budget=False)), "task": ("copy", _task_kind())}),
     ("LabResults.mean_accuracy", lambda encoding, lo, hi, task, seed: RESULTS.mean_accuracy(encoding, lo, hi, task, seed=seed),
-     {"encoding": ("rope", _encoding_kind()), "lo": (2, _sizes(2, budget=False)), "hi": (5, _sizes(5, budget=False)),
-      "task": ("lookback", _task_kind("lookback")), "seed": (0, [("float", 0.0, ERROR), ("str", "0", ERROR), ("not run", 7, ERROR)])}),
+     {"encoding": ("rope", _encoding_kind()), "lo": (2, _sizes(2, budget=False) + [("above hi", 6, ERROR)]),
+      "hi": (5, _sizes(5, budget=False)), "task": ("lookback", _task_kind("lookback")), "seed": (0, [("float", 0.0, ERROR), ("str", "0", ERROR), ("not run", 7, ERROR)])}),
     ("LabResults.spread", lambda encoding, lo, hi, task: RESULTS.spread(encoding, lo, hi, task),
      {"encoding": ("rope", _encoding_kind()), "lo": (2, _sizes(2, budget=False)), "hi": (5, _sizes(5, budget=False)),
       "task": ("copy", _task_kind())}),
@@ -406,7 +408,7 @@ SPECS: list[tuple[str, Callable, dict]] = [
       "seed": (2, _seed_kind(2) + [("2**64 - 1", 2**64 - 1, None)]), "head": (1, _int_kind(1, minimum=0, sizes=False))}),
     ("embedding_norm_ratio", lambda d_model, vocab, init, scale, seed:
         mixing.embedding_norm_ratio(d_model, vocab, init=init, scale=scale, seed=seed),
-     {"d_model": (16, _sizes(16, minimum=2)), "vocab": (100, _without(_sizes(100, budget=False), "overflow")
+     {"d_model": (16, _sizes(16, minimum=2) + [("odd", 17, ERROR)]), "vocab": (100, _without(_sizes(100, budget=False), "overflow")
                                                         + [("a vocabulary too big to store", 10**30, None)]),
       "init": ("xavier", _choice_kind("xavier")), "scale": (True, _bool_kind()), "seed": (0, _seed_kind(0))}),
     ("relative_part", mixing.relative_part,

@@ -30,8 +30,8 @@ from pathlib import Path
 
 import torch
 
-from .._validate import (_short, require_budget, require_instance, require_int, require_bool, require_path, require_real,
-                         require_writable_path)
+from .._validate import (_short, require_bool, require_budget, require_instance, require_int, require_items, require_path,
+                         require_real, require_writable_path)
 from .model import DERIVED_ENCODINGS, ENCODINGS, require_encoding
 from .task import TASKS, require_task, task_positions
 from .training import (
@@ -80,11 +80,8 @@ Curve = tuple[float | None, ...]
 def _parse_names(value: str | Iterable[str], allowed: tuple[str, ...], what: str) -> tuple[str, ...]:
     if isinstance(value, str):
         names = [v.strip() for v in value.split(",")]
-    elif isinstance(value, Iterable) and not isinstance(value, (bytes, dict)):
-        names = list(value)
     else:
-        raise TypeError(_("{what} must be a comma-separated string or a list of names from {0}; got {1}.").format(
-            ', '.join(allowed), _short(value), what=what))
+        names = require_items(what, value, _("a comma-separated string or a list of names from {0}").format(', '.join(allowed)))
     if not names or any(not isinstance(n, str) or not n for n in names):
         raise ValueError(_("{what} must be a non-empty list of names from {0}; got {value}.").format(', '.join(allowed), what=what, value=_short(value)))
     for name in names:
@@ -206,9 +203,8 @@ class LabResults:
         return length
 
     def _lengths_list(self, lengths: object) -> list[int]:
-        if isinstance(lengths, (str, bytes)) or not isinstance(lengths, Iterable):
-            raise TypeError(_("lengths must be a list or range of sizes in 1..{0}, got {1}.").format(self.test_len, _short(lengths)))
-        return [require_int("lengths", n, minimum=1, maximum=self.test_len) for n in lengths]
+        items = require_items("lengths", lengths, _("a list or range of sizes in 1..{0}").format(self.test_len))
+        return [require_int("lengths", n, minimum=1, maximum=self.test_len) for n in items]
 
     # ---- reading the numbers -------------------------------------------------------------
     def values_at(self, encoding: str, length: int, task: str = "copy") -> tuple[float, ...] | None:
@@ -230,7 +226,10 @@ class LabResults:
         return None if values is None else _std(values)
 
     def _seed_means(self, encoding: str, lo: int, hi: int, task: str) -> list[float] | None:
-        per_length = [self.values_at(encoding, n, task) for n in range(self._length(lo, "lo"), self._length(hi, "hi") + 1)]
+        lo, hi = self._length(lo, "lo"), self._length(hi, "hi")
+        if lo > hi:
+            raise ValueError(_("lo={0} must be <= hi={1} (the sizes lo..hi).").format(lo, hi))
+        per_length = [self.values_at(encoding, n, task) for n in range(lo, hi + 1)]
         per_length = [v for v in per_length if v is not None]
         if not per_length:
             return None
@@ -330,6 +329,9 @@ class LabResults:
         self._curves(encoding, task)
         seed = self.seeds[0] if seed is None else self.seeds[self._seed_index(seed)]
         key = (task, encoding, seed)
+        if key not in self.models and self.models:
+            raise ValueError(_("these results hold no trained model for task={0!r}, encoding={1!r}, seed={2}; they hold (task, encoding, seed): {3}.").format(
+                *key, ", ".join(map(str, sorted(self.models)))))
         if key not in self.models:
             raise ValueError(_("these results carry no trained models (they were loaded from JSON); run pe_helpers.extrapolation.run_lab(...) to train them."))
         return self.models[key]

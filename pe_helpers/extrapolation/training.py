@@ -36,7 +36,7 @@ import torch
 from torch.nn import functional as F
 
 from .._optim import Adam
-from .._validate import require_budget, require_instance, require_int, require_real
+from .._validate import require_budget, require_instance, require_int, require_items, require_real
 from ..encodings import PositionOutOfRangeError
 from .model import DERIVED_ENCODINGS, CopyTransformer, require_encoding, random_positions
 from .task import require_task, task_batch, task_positions
@@ -366,9 +366,8 @@ def accuracy_by_length(trained: TrainedModel, lengths: Iterable[int] | None = No
     _require_callback(None, cancel)
     if lengths is None:
         lengths = range(1, 4 * trained.config.train_len + 1)
-    if isinstance(lengths, (str, bytes)) or not isinstance(lengths, Iterable):
-        raise TypeError(_("lengths must be a list or range of sizes >= 1, or None, got {0}.").format(_short(lengths)))
-    lengths = [require_int("lengths", n, minimum=1) for n in lengths]
+    lengths = [require_int("lengths", n, minimum=1)
+               for n in require_items("lengths", lengths, _("a list or range of sizes >= 1, or None"))]
     if n_samples is not None:
         n_samples = require_int("n_samples", n_samples, minimum=1)
     out: dict[int, float | None] = {}
