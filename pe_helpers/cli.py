@@ -157,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 #: The command line's flag for each setting of :class:`~pe_helpers.extrapolation.TrainConfig` and :func:`run_lab`.
-FLAGS = {"train_len": "--train-len", "test_len": "--test-len", "steps": "--steps", "batch_size": "--batch-size",
+_FLAGS = {"train_len": "--train-len", "test_len": "--test-len", "steps": "--steps", "batch_size": "--batch-size",
          "d_model": "--d-model", "n_layers": "--layers", "n_heads": "--heads", "mlp_ratio": "--mlp-ratio",
          "vocab_size": "--vocab", "lr": "--lr", "warmup": "--warmup", "init_std": "--init-std",
          "length_weight": "--length-weight", "threads": "--threads", "workers": "--workers", "seeds": "--seeds",
@@ -168,7 +168,7 @@ def _with_flags(message: str) -> str:
     """``message`` with each setting's name (``vocab_size=10**9``, ``d_model``) written as its flag (``--vocab``)."""
     import re
 
-    for name, flag in sorted(FLAGS.items(), key=lambda item: -len(item[0])):
+    for name, flag in sorted(_FLAGS.items(), key=lambda item: -len(item[0])):
         message = re.sub(rf"(?<![\w.-]){name}=", f"{flag} ", message)
         message = re.sub(rf"(?<![\w.-]){name}(?!\w)", flag, message)
     return message

@@ -47,7 +47,7 @@ TASKS = ("copy", "lookback")
 #: How many places back the look-back task reaches.
 LOOKBACK = 3
 #: The largest vocabulary (and task size) the ids and positions are exact for as float64 and int64.
-MAX_VOCAB = 2**53
+_MAX_VOCAB = 2**53
 
 
 def require_task(value: object, name: str = "task") -> str:
@@ -57,17 +57,17 @@ def require_task(value: object, name: str = "task") -> str:
 
 def separator_id(vocab_size: int) -> int:
     """The id of ``SEP``: the first id after the data tokens."""
-    return require_int("vocab_size", vocab_size, minimum=2, maximum=MAX_VOCAB)
+    return require_int("vocab_size", vocab_size, minimum=2, maximum=_MAX_VOCAB)
 
 
 def pad_id(vocab_size: int) -> int:
     """The id of ``PAD`` (fills the tail of a shorter sequence in a mixed-length batch)."""
-    return require_int("vocab_size", vocab_size, minimum=2, maximum=MAX_VOCAB) + 1
+    return require_int("vocab_size", vocab_size, minimum=2, maximum=_MAX_VOCAB) + 1
 
 
 def bos_id(vocab_size: int) -> int:
     """The id of ``BOS``, the token at position 0 of every sequence."""
-    return require_int("vocab_size", vocab_size, minimum=2, maximum=MAX_VOCAB) + 2
+    return require_int("vocab_size", vocab_size, minimum=2, maximum=_MAX_VOCAB) + 2
 
 
 def task_positions(n: int) -> int:
@@ -121,11 +121,11 @@ def _lengths(lengths: Tensor | Sequence[int], max_len: int | None) -> tuple[Tens
         raise TypeError(_("lengths must be a non-empty 1-D list of sizes >= 1, got {lengths!r}.").format(lengths=lengths)) from None
     if not items:
         raise ValueError(_("lengths must be a non-empty 1-D list of sizes >= 1, got {lengths!r}.").format(lengths=lengths))
-    n = torch.tensor([require_int(f"lengths[{i}]", v, minimum=1, maximum=MAX_VOCAB) for i, v in enumerate(items)],
+    n = torch.tensor([require_int(f"lengths[{i}]", v, minimum=1, maximum=_MAX_VOCAB) for i, v in enumerate(items)],
                      dtype=torch.long)
     longest = int(n.max())
     if max_len is not None:
-        max_len = require_int("max_len", max_len, minimum=1, maximum=MAX_VOCAB)
+        max_len = require_int("max_len", max_len, minimum=1, maximum=_MAX_VOCAB)
         if max_len < longest:
             raise ValueError(_("max_len={0} must be >= the longest of lengths, {1}.").format(max_len, longest))
         longest = max_len
@@ -140,7 +140,7 @@ def copy_sequences(lengths: Tensor | Sequence[int], *, vocab_size: int = 10, max
 
     ``max_len`` defaults to the longest of ``lengths``.
     """
-    vocab_size = require_int("vocab_size", vocab_size, minimum=2, maximum=MAX_VOCAB)
+    vocab_size = require_int("vocab_size", vocab_size, minimum=2, maximum=_MAX_VOCAB)
     generator = require_generator("generator", generator)
     n, longest = _lengths(lengths, max_len)
     sep, pad, bos = separator_id(vocab_size), pad_id(vocab_size), bos_id(vocab_size)
@@ -181,7 +181,7 @@ def lookback_batch(batch_size: int, min_len: int, max_len: int, *, vocab_size: i
     Sizes ``n`` are uniform in ``min_len .. max_len``; rows shorter than the longest are PAD-filled.
     """
     batch_size, min_len, max_len, vocab_size = _batch_args(batch_size, min_len, max_len, vocab_size, generator)
-    k = require_int("k", k, minimum=1, maximum=MAX_VOCAB)
+    k = require_int("k", k, minimum=1, maximum=_MAX_VOCAB)
     lengths = _draw_lengths(batch_size, min_len, max_len, generator)
     width = 2 * max_len + 1
     pad, bos = pad_id(vocab_size), bos_id(vocab_size)
@@ -208,11 +208,11 @@ def _batch_args(batch_size: int, min_len: int, max_len: int, vocab_size: int,
                 generator: torch.Generator | None) -> tuple[int, int, int, int]:
     """The checked sizes; the budget counts a batch's token tensors (inputs, targets, mask, draws)."""
     batch_size = require_int("batch_size", batch_size, minimum=1)
-    min_len = require_int("min_len", min_len, minimum=1, maximum=MAX_VOCAB)
-    max_len = require_int("max_len", max_len, minimum=1, maximum=MAX_VOCAB)
+    min_len = require_int("min_len", min_len, minimum=1, maximum=_MAX_VOCAB)
+    max_len = require_int("max_len", max_len, minimum=1, maximum=_MAX_VOCAB)
     if max_len < min_len:
         raise ValueError(_("max_len={0} must be >= min_len={1}.").format(max_len, min_len))
-    vocab_size = require_int("vocab_size", vocab_size, minimum=2, maximum=MAX_VOCAB)
+    vocab_size = require_int("vocab_size", vocab_size, minimum=2, maximum=_MAX_VOCAB)
     require_generator("generator", generator)
     require_budget(f"a batch with batch_size={batch_size}, max_len={max_len}", (batch_size, task_positions(max_len) + 1),
                    torch.long, copies=6)
