@@ -21,7 +21,6 @@ from __future__ import annotations
 from . import _interrupt  # noqa: F401  (first: Ctrl-C while torch loads gives one line, not a traceback)
 
 import argparse
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from ._validate import (_short, require_budget, require_choice, require_dim, require_finite, require_bool, require_float_tensor,
+from ._validate import (require_budget, require_choice, require_dim, require_finite, require_bool, require_float_tensor,
                         require_int, require_seed)
 from .attention import SelfAttention
 from .encodings import apply_rope, sinusoidal

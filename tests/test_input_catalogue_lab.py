@@ -29,17 +29,13 @@ import pytest
 import torch
 
 import test_input_catalogue as core
-from test_input_catalogue import (ERROR, HUGE, NOT_NUMBERS, _bool_kind, _callable_kind, _choice_kind, _float_tensor_kind,
-                                  _int_kind, _int_positions_kind, _real_kind, _real_positions_kind, _seed_kind, _without,
-                                  _x, run_case)
+from test_input_catalogue import (ERROR, HUGE, _bool_kind, _callable_kind, _choice_kind, _float_tensor_kind, _int_kind,
+                                  _int_positions_kind, _real_kind, _seed_kind, _without, _x, run_case)
 
 from pe_helpers import attention, comparison, learned, mixing, order, rope, rotation
 from pe_helpers import extrapolation as lab
 from pe_helpers._validate import MemoryBudgetError
-from pe_helpers.extrapolation import model as lab_model
 from pe_helpers.extrapolation import probe as lab_probe
-from pe_helpers.extrapolation import results as lab_results
-from pe_helpers.extrapolation import task as lab_task
 from pe_helpers.extrapolation import training as lab_training
 
 #: Every module whose ``__all__`` the catalogue covers (both parts).
