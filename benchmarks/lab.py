@@ -95,8 +95,8 @@ def optimizer() -> None:
         opt = lab.training.Adam(model.parameters()) if name == "flat" else \
             torch.optim.Adam(model.parameters(), lr=cfg.lr, foreach=True)
         start = time.perf_counter()
-        with lab.fixed_threads(1):
-            for n in lab.training.training_lengths(cfg, data):
+        with lab.training._fixed_threads(1):  # internals: this benchmark times one training loop
+            for n in lab.training._training_lengths(cfg, data):
                 batch = lab.task_batch("copy", cfg.batch_size, n, n, generator=data)
                 loss = F.cross_entropy(model.logits_at(batch.inputs, batch.loss_mask), batch.targets[batch.loss_mask])
                 opt.zero_grad()

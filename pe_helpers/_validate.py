@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from collections.abc import Sequence
+from pathlib import Path
 
 import torch
 from .i18n import _
@@ -82,9 +84,15 @@ def require_seed(name: str, value: object, *, minimum: int = SEED_RANGE[0]) -> i
     return require_int(name, value, minimum=minimum, maximum=SEED_RANGE[1])
 
 
+def _is_numpy_bool(value: object) -> bool:
+    """A numpy bool (``numpy.bool_``, called ``numpy.bool`` since numpy 2), without importing numpy."""
+    kind = type(value)
+    return kind.__module__ == "numpy" and kind.__name__ in ("bool_", "bool")
+
+
 def require_bool(name: str, value: object) -> bool:
     """``True`` or ``False`` (numpy bools too); no truthy strings or numbers."""
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    if isinstance(value, bool) or _is_numpy_bool(value):
         return bool(value)
     raise TypeError(_("{0} must be True or False, got {1} ({2}).").format(name, _short(value), type(value).__name__))
 
@@ -117,7 +125,7 @@ def _as_float(value: object) -> float | None:
     if isinstance(value, torch.Tensor) and value.ndim == 0 and not value.is_complex() and value.dtype != torch.bool \
             and value.device.type != "meta":
         value = value.item()
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or type(value).__name__ == "bool_":
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or _is_numpy_bool(value):
         return None
     try:
         return float(value)
@@ -250,6 +258,8 @@ def as_int_tensor(name: str, value: object, *, minimum: int | None = None, ndim:
     complex numbers and integers beyond ``±2**53``.
     """
     t = _as_tensor(name, value, "an integer or a tensor/list of integers")
+    if not isinstance(value, torch.Tensor) and t.numel() == 0:  # an empty list: torch.as_tensor([]) is float32
+        t = t.long()
     if t.is_floating_point() or t.is_complex() or t.dtype == torch.bool:
         raise TypeError(_("{0} must be integers, got dtype {1}: {2}.").format(name, t.dtype, _short(value)))
     if ndim is not None and t.ndim != ndim:
@@ -262,3 +272,72 @@ def as_int_tensor(name: str, value: object, *, minimum: int | None = None, ndim:
         if max(abs(low), abs(high)) > MAX_POSITION:
             raise ValueError(_("{0} must be integers of size at most 2**53, got {1}.").format(name, max(abs(low), abs(high))))
     return t
+
+
+def require_finite(name: str, t: torch.Tensor) -> torch.Tensor:
+    """``t`` unchanged, or a ValueError if it holds NaN or inf (checked on real devices only, not ``meta``)."""
+    if t.device.type != "meta" and t.numel() and not bool(torch.isfinite(t).all()):
+        raise ValueError(_("{0} must be finite numbers (no NaN or inf), got {1}.").format(name, _short(t)))
+    return t
+
+
+def require_path(name: str, value: object) -> Path:
+    """A file path: a non-empty ``str`` or ``os.PathLike`` (``pathlib.Path``), returned as a ``Path``."""
+    if isinstance(value, (str, os.PathLike)) and not isinstance(value, bytes):
+        text = os.fspath(value)
+        if isinstance(text, str) and text.strip() and "\0" not in text:
+            return Path(text)
+    raise TypeError(_("{0} must be a file path (a non-empty str or pathlib.Path), got {1} ({2}).").format(
+        name, _short(value), type(value).__name__))
+
+
+def unwritable_reason(path: Path, name: str) -> str | None:
+    """``None`` if ``path`` can be written atomically (a temporary file beside it, then a rename), else why not.
+
+    The rename needs the directory writable, even where the file itself already exists and is writable.
+    """
+    if path.is_dir():
+        return _("{0} {1} is a directory, not a file.").format(name, path)
+    if path.exists() and not os.access(path, os.W_OK):
+        return _("{0} {1} exists and is not writable.").format(name, path)
+    parent = path.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        return _("{0} {1}: {2} is not a directory.").format(name, path, parent)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return _("{0} {1}: cannot create files in the directory {2}.").format(name, path, parent)
+    return None
+
+
+def require_writable_path(name: str, value: object) -> Path:
+    """A path that :func:`unwritable_reason` accepts, as a ``Path``; else a ValueError naming ``name`` and why."""
+    path = require_path(name, value)
+    reason = unwritable_reason(path, name)
+    if reason:
+        raise ValueError(reason)
+    return path
+
+
+def require_items(name: str, value: object, what: str) -> list:
+    """The items of ``value`` (a list, tuple, range, 1-D array or tensor) as a list; a string or a non-iterable is a TypeError."""
+    if not isinstance(value, (str, bytes, dict)):
+        try:
+            return list(value)  # type: ignore[call-overload]
+        except TypeError:
+            pass
+    raise TypeError(_("{0} must be {1}, got {2} ({3}).").format(name, what, _short(value), type(value).__name__))
+
+
+def require_instance(name: str, value: object, kind: type | tuple[type, ...], what: str) -> object:
+    """``value`` if it is an instance of ``kind``, else a TypeError naming ``name``, ``what`` is wanted and what came."""
+    if not isinstance(value, kind):
+        raise TypeError(_("{0} must be {1}, got {2} ({3}).").format(name, what, _short(value), type(value).__name__))
+    return value
+
+
+def require_generator(name: str, value: object) -> "torch.Generator | None":
+    """``None`` or a CPU ``torch.Generator``."""
+    if value is not None and not isinstance(value, torch.Generator):
+        raise TypeError(_("{0} must be a torch.Generator or None, got {1} ({2}).").format(name, _short(value), type(value).__name__))
+    return value

@@ -100,8 +100,8 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor |
                 raise ValueError(_("mask leaves a query row with no key to attend to (a row of all False)."))
             scores = scores.masked_fill(~mask, float("-inf"))
         else:
-            if mask.device.type != "meta" and bool(torch.isnan(mask).any()):
-                raise ValueError(_("mask must not contain NaN (use -inf for 'may not attend')."))
+            if mask.device.type != "meta" and bool((torch.isnan(mask) | torch.isposinf(mask)).any()):
+                raise ValueError(_("mask must not contain NaN or +inf (use 0 for 'may attend', -inf for 'may not attend')."))
             scores = scores + mask
             if scores.device.type != "meta" and bool(torch.isneginf(scores).all(dim=-1).any()):
                 raise ValueError(_("mask leaves a query row with no key to attend to (a row of all -inf)."))

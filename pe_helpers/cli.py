@@ -18,18 +18,21 @@ Examples::
 
 from __future__ import annotations
 
+from . import _interrupt  # noqa: F401  (first: Ctrl-C while torch loads gives one line, not a traceback)
+
 import argparse
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from ._validate import unwritable_reason as _unwritable_reason
 from .extrapolation.model import ENCODINGS, TRAINED_ENCODINGS
 from .extrapolation.results import parse_encodings, parse_tasks, reference_config, run_lab, save_reference_models
 from .extrapolation.task import TASKS
-from .extrapolation.training import TrainConfig, TrainingCancelled
+from .extrapolation.training import MAX_SEED, TrainConfig, TrainingCancelled
+from .i18n import _
 
-__all__ = ["main", "build_parser", "figure_path", "unwritable_reason", "DEFAULT_ENCODINGS", "REFERENCE_JSON"]
+__all__ = ["main", "build_parser", "DEFAULT_ENCODINGS", "REFERENCE_JSON"]
 
 DEFAULT_OUT = Path("build") / "lab" / "extrapolation.png"
 #: The default set: one seed, both tasks, the schemes notebook 05 discusses most (five trainings per task; the
@@ -71,6 +74,9 @@ _non_negative_float = _number(float, positive=False)
 
 def _seeds(text: str) -> tuple[int, ...]:
     values = tuple(_non_negative(v.strip()) for v in text.split(","))
+    too_big = [v for v in values if v > MAX_SEED]
+    if too_big:
+        raise argparse.ArgumentTypeError(_("seeds must be integers in 0..{0}, got {1}").format(MAX_SEED, too_big[0]))
     if len(set(values)) != len(values):
         raise argparse.ArgumentTypeError(f"seeds must be distinct, got {text!r}")
     return values
@@ -85,7 +91,14 @@ def _names(parse, allowed: tuple[str, ...]):
     return convert
 
 
-def figure_path(out: Path) -> Path:
+def _output_path(text: str) -> Path:
+    """An argparse type for an output path: any non-empty path (``''`` would mean the current directory)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(_("expected a file or directory path, got an empty string"))
+    return Path(text)
+
+
+def _figure_path(out: Path) -> Path:
     """``--out`` -> the figure file: ``DIR/extrapolation.png`` for a directory (existing, or no suffix), else ``out``."""
     if out.is_dir() or not out.suffix:
         return out / FIGURE_NAME
@@ -97,22 +110,6 @@ def figure_formats() -> dict[str, str]:
     from matplotlib.backend_bases import FigureCanvasBase
 
     return FigureCanvasBase.get_supported_filetypes()
-
-
-def unwritable_reason(path: Path, what: str) -> str | None:
-    """``None`` if ``path`` can be created or overwritten, else why not (checked before any training)."""
-    if path.is_dir():
-        return f"{what} {path} is a directory"
-    if path.exists():
-        return None if os.access(path, os.W_OK) else f"{what} {path} exists and is not writable"
-    parent = path.parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir():
-        return f"{what} {path}: {parent} is not a directory"
-    if not os.access(parent, os.W_OK | os.X_OK):
-        return f"{what} {path}: cannot create files in {parent}"
-    return None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -152,15 +149,46 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--serial", action="store_true", help="train one model after another")
     p.add_argument("--progress", choices=PROGRESS, default="auto",
                    help="progress bar: auto (on a terminal), bar, none (default %(default)s)")
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT,
+    p.add_argument("--out", type=_output_path, default=DEFAULT_OUT,
                    help=f"figure file, or a directory to hold {FIGURE_NAME} (default %(default)s)")
-    p.add_argument("--save-json", type=Path, default=None, metavar="PATH", help="also save the numbers as JSON")
+    p.add_argument("--save-json", type=_output_path, default=None, metavar="PATH", help="also save the numbers as JSON")
     p.add_argument("--all-lengths", action="store_true", help="print every size in the table, not a selection")
     return p
 
 
+#: The command line's flag for each setting of :class:`~pe_helpers.extrapolation.TrainConfig` and :func:`run_lab`.
+_FLAGS = {"train_len": "--train-len", "test_len": "--test-len", "steps": "--steps", "batch_size": "--batch-size",
+         "d_model": "--d-model", "n_layers": "--layers", "n_heads": "--heads", "mlp_ratio": "--mlp-ratio",
+         "vocab_size": "--vocab", "lr": "--lr", "warmup": "--warmup", "init_std": "--init-std",
+         "length_weight": "--length-weight", "threads": "--threads", "workers": "--workers", "seeds": "--seeds",
+         "seed": "--seeds"}
+
+
+def _with_flags(message: str) -> str:
+    """``message`` with each setting's name (``vocab_size=10**9``, ``d_model``) written as its flag (``--vocab``)."""
+    import re
+
+    for name, flag in sorted(_FLAGS.items(), key=lambda item: -len(item[0])):
+        message = re.sub(rf"(?<![\w.-]){name}=", f"{flag} ", message)
+        message = re.sub(rf"(?<![\w.-]){name}(?!\w)", flag, message)
+    return message
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the lab from the command line; return the exit status (0 on success, 130 on Ctrl-C)."""
+    written: list[Path] = []
+    try:
+        return _main(argv, written)
+    except (KeyboardInterrupt, TrainingCancelled):
+        if written:
+            print(_("interrupted: every training stopped; already written: {0}").format(", ".join(map(str, written))),
+                  file=sys.stderr)
+        else:
+            print(_("interrupted: every training stopped, nothing written"), file=sys.stderr)
+        return 130
+
+
+def _main(argv: Sequence[str] | None, written: list[Path]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.vocab < 2:
@@ -181,38 +209,53 @@ def main(argv: Sequence[str] | None = None) -> int:
                         n_heads=args.heads, mlp_ratio=args.mlp_ratio, vocab_size=args.vocab, lr=args.lr,
                         warmup=args.warmup, init_std=args.init_std, length_weight=args.length_weight,
                         threads=args.threads)
-    # every output path is checked before any training
-    out = figure_path(args.out)
+    # the settings (and the memory budget they imply) are checked before any training
+    try:
+        TrainConfig(train_len=train_len, seed=seeds[0], **settings)
+    except (TypeError, ValueError) as exc:
+        parser.error(_with_flags(str(exc)))
+    # every output path is checked before any training, each alone and against the others
+    out = _figure_path(args.out)
+    weights = REFERENCE_MODELS if args.reference else None
+    outputs = [(path, what) for path, what in ((out, "--out"), (args.save_json, "--save-json"), (weights, "--reference"))
+               if path is not None]
+    for i, (path, what) in enumerate(outputs):
+        for other, other_what in outputs[i + 1:]:
+            a, b = path.resolve(), other.resolve()
+            if a == b:
+                parser.error(_("{0} and {1} name the same file {2}: the second would overwrite the first; give two paths.").format(
+                    what, other_what, path))
+            if a in b.parents or b in a.parents:
+                parser.error(_("{0} {1} and {2} {3}: one would be written inside the other; give two separate paths.").format(
+                    what, path, other_what, other))
+    for path, what in outputs:
+        problem = _unwritable_reason(path, what)
+        if problem:
+            parser.error(problem)
     formats = figure_formats()
     if out.suffix.lstrip(".").lower() not in formats:
         parser.error(f"--out {args.out}: matplotlib cannot save {out.suffix!r} files; use one of "
                      f"{', '.join('.' + k for k in sorted(formats))}, or a directory")
-    weights = REFERENCE_MODELS if args.reference else None
-    for path, what in ((out, "--out"), (args.save_json, "--save-json"), (weights, "--reference")):
-        problem = unwritable_reason(path, what) if path is not None else None
-        if problem:
-            parser.error(problem)
     try:
         results = run_lab(encodings, tasks=tasks, seeds=seeds, train_len=train_len, test_len=test_len,
                           progress=PROGRESS[args.progress], parallel=not args.serial, workers=args.workers,
                           **settings)
     except (TypeError, ValueError) as exc:
-        parser.error(str(exc))
-    except (KeyboardInterrupt, TrainingCancelled):
-        print("interrupted: every training stopped, nothing written", file=sys.stderr)
-        return 130
+        parser.error(_with_flags(str(exc)))
     for task in results.tasks:
         print(results.table(task, list(results.lengths) if args.all_lengths else None))
         print()
     print(f"trained and tested in {results.total_seconds:.1f} s")
     if args.save_json is not None:
-        print(f"numbers saved to {results.save_json(args.save_json)}")
+        written.append(results.save_json(args.save_json))
+        print(f"numbers saved to {written[-1]}")
     if weights is not None:
-        print(f"seed {results.seeds[0]}'s trained weights saved to {save_reference_models(results, weights)}")
+        written.append(save_reference_models(results, weights))
+        print(f"seed {results.seeds[0]}'s trained weights saved to {written[-1]}")
     from .figures.extrapolation import save_figure_atomic, accuracy_figure  # matplotlib only when needed
 
-    written = save_figure_atomic(accuracy_figure(results), out)
-    print(f"figure saved to {written}")
+    written.append(save_figure_atomic(accuracy_figure(results), out))
+    print(f"figure saved to {written[-1]}")
     return 0
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from ._validate import require_choice, require_dim, require_int, require_real
+from ._validate import _short, require_budget, require_choice, require_dim, require_instance, require_int, require_real, require_seed
 from .attention import SelfAttention
 from .encodings import LearnedPositionalEmbedding, apply_rope, sinusoidal
 from .extrapolation.model import alibi_slopes
@@ -79,6 +79,8 @@ def position_probe(scheme: str, *, n: int = 12, dim: int = 16, seed: int = 0) ->
     scheme = require_choice("scheme", scheme, tuple(SCHEMES))
     n = require_int("n", n, minimum=2)
     dim = require_dim("dim", dim)
+    seed = require_seed("seed", seed, minimum=0)
+    require_budget(f"position_probe(n={n}, dim={dim})", (n, max(n, dim)), torch.float64, copies=8)
     head = SelfAttention(dim, seed=seed).double()
     token = torch.randn(1, dim, generator=torch.Generator().manual_seed(seed + 1), dtype=torch.float64)
     x = token.expand(n, dim)
@@ -119,6 +121,14 @@ def score_position_dependence(scheme: str, *, n: int = 12, dim: int = 16, seed: 
     return "absolute"
 
 
+def _accuracy(name: str, value: object) -> float:
+    """A token accuracy: a real number in 0..1."""
+    number = require_real(name, value, minimum=0.0)
+    if number > 1.0:
+        raise ValueError(_("{0} must be an accuracy in 0..1, got {1}.").format(name, number))
+    return number
+
+
 def extrapolation_verdict(in_distribution: float, past: float | None, chance: float) -> str:
     r"""A word for the accuracy past the training length, from the fraction of above-chance accuracy kept:
 
@@ -126,13 +136,17 @@ def extrapolation_verdict(in_distribution: float, past: float | None, chance: fl
 
     ``"holds"`` (r >= 0.9), ``"degrades"`` (0.35 <= r < 0.9), ``"collapses"`` (r < 0.35); ``"cannot run"`` if ``past`` is None.
     """
-    in_distribution = require_real("in_distribution", in_distribution, minimum=0.0)
-    chance = require_real("chance", chance, minimum=0.0)
+    in_distribution = _accuracy("in_distribution", in_distribution)
+    chance = _accuracy("chance", chance)
+    if not 0.0 < chance < 1.0:
+        raise ValueError(_("chance must be a probability strictly between 0 and 1 (1 / vocab_size), got {0}.").format(chance))
     if past is None:
         return "cannot run"
-    past = require_real("past", past, minimum=0.0)
+    past = _accuracy("past", past)
     span = in_distribution - chance
-    kept = (past - chance) / span if span > 1e-12 else 0.0
+    if span <= 1e-12:  # nothing above chance to keep: it holds unless it falls further
+        return "holds" if past >= in_distribution - 1e-12 else "collapses"
+    kept = (past - chance) / span
     if kept >= 0.9:
         return "holds"
     if kept >= 0.35:
@@ -184,6 +198,7 @@ def lab_outcome(results: LabResults, encoding: str, task: str = "copy") -> LabOu
 
     Means over the results' seeds; chance = 1 / vocab_size.
     """
+    require_instance("results", results, LabResults, _("a pe_helpers.extrapolation.LabResults"))
     L, top = results.train_len, results.test_len
     outcome = LabOutcome(encoding=encoding, train_len=L, test_len=top, chance=1.0 / results.config.vocab_size,
                          in_distribution=results.in_distribution(encoding, task), near=None, far=None)
@@ -248,6 +263,8 @@ def comparison_table(results: LabResults, *, dim: int = 16, seed: int = 0) -> li
     """
     if not isinstance(results, LabResults):
         raise TypeError(_("results must be a pe_helpers.extrapolation.LabResults (e.g. pe_helpers.extrapolation.reference_results()), got {0}.").format(type(results).__name__))
+    dim = require_dim("dim", dim)
+    seed = require_seed("seed", seed, minimum=0)
     needed = [spec["lab"][0] for spec in SCHEMES.values()]
     missing = [e for e in needed if e not in results.encodings]
     if missing:
@@ -272,8 +289,17 @@ def comparison_table(results: LabResults, *, dim: int = 16, seed: int = 0) -> li
     return rows
 
 
+def _require_rows(rows: object) -> list[ComparisonRow]:
+    """A list (or tuple) of :class:`ComparisonRow`, as :func:`comparison_table` returns; empty is allowed."""
+    if isinstance(rows, (str, bytes)) or not isinstance(rows, Sequence) \
+            or not all(isinstance(r, ComparisonRow) for r in rows):
+        raise TypeError(_("rows must be a list of ComparisonRow from comparison_table(results), got {0}.").format(_short(rows)))
+    return list(rows)
+
+
 def format_comparison_table(rows: Sequence[ComparisonRow]) -> str:
     """The rows as a Markdown (pipe) table, readable as plain text too."""
+    rows = _require_rows(rows)
     lab = f"L = {rows[0].lab.train_len}, " if rows else ""
     head = ["scheme", "what is added or rotated, and where", "V carries position", "relative distance explicit",
             f"past the training length, copy (notebook 05's lab, {lab}token accuracy)"]
@@ -319,6 +345,7 @@ def format_comparison_matrix(rows: Sequence[ComparisonRow]) -> str:
     accuracies :meth:`pe_helpers.extrapolation.LabResults.table_markdown`'s); the labels speak the current language
     (:func:`pe_helpers.set_language`).
     """
+    rows = _require_rows(rows)
     if not rows:
         return ""
     where = {"learned": _("x, added"), "sinusoidal": _("x, added"), "rope": _("q and k, rotated"),

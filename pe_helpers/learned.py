@@ -106,6 +106,9 @@ class RunningMaxModel(nn.Module):
 
     def with_positions(self, positions: LearnedPositionalEmbedding) -> "RunningMaxModel":
         """A copy of this model that uses ``positions`` (for example an enlarged table)."""
+        if not isinstance(positions, LearnedPositionalEmbedding) or positions.dim != self.positions.dim:
+            raise TypeError(_("positions must be a LearnedPositionalEmbedding of dim {0} (e.g. model.positions.extended(n)), got {1}.").format(
+                self.positions.dim, getattr(positions, "dim", type(positions).__name__)))
         other = copy.deepcopy(self)
         other.positions = positions
         return other
@@ -207,8 +210,13 @@ def app_tables(result: OrderTaskResult, extra_rows: int, *, seed: int = 1) -> di
 
     Rows ``0 .. max_len-1`` are the table's own; rows from ``max_len`` on are new and never trained.
     """
+    if not isinstance(result, OrderTaskResult):
+        raise TypeError(_("result must be an OrderTaskResult from train_running_max(), got {0}.").format(type(result).__name__))
     extra_rows = require_int("extra_rows", extra_rows, minimum=0)
+    seed = require_seed("seed", seed)
     max_len = result.positions.max_len
+    require_budget(f"app_tables(extra_rows={extra_rows})", (max_len + extra_rows, result.positions.dim), torch.float32,
+                   copies=4)
     before = LearnedPositionalEmbedding(max_len, result.positions.dim)
     with torch.no_grad():
         before.table.copy_(result.initial_table)

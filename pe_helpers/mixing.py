@@ -37,7 +37,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from ._validate import require_choice, require_int, require_tensor
+from ._validate import (require_budget, require_choice, require_dim, require_finite, require_bool, require_float_tensor,
+                        require_int, require_seed)
 from .attention import SelfAttention
 from .encodings import apply_rope, sinusoidal
 from .extrapolation.model import CopyTransformer
@@ -93,7 +94,11 @@ class MixingTerms:
 
 
 def _matrix(name: str, value: object, rows: int | None = None) -> Tensor:
-    t = require_tensor(name, value, min_ndim=2)
+    """A real, finite 2-D floating tensor as float64 (complex refused: its imaginary part would be dropped)."""
+    t = require_float_tensor(name, value, min_ndim=2)
+    if t.device.type == "meta":
+        raise TypeError(_("{0} must hold values (a CPU or GPU tensor), got a meta tensor.").format(name))
+    require_finite(name, t)
     if t.ndim != 2:
         raise ValueError(_("{name} must be a 2-D matrix, got shape {0}.").format(tuple(t.shape), name=name))
     if rows is not None and t.shape[0] != rows:
@@ -123,9 +128,17 @@ def mixing_terms(content: Tensor, position: Tensor, w_q: Tensor | None = None, w
         if wq.shape != wk.shape:
             raise ValueError(_("w_q and w_k must have the same shape [d, d_k], got {0} and {1}.").format(tuple(wq.shape), tuple(wk.shape)))
         m = wq @ wk.T
+    n = x.shape[0]
+    require_budget(f"mixing_terms(n={n})", (n, n), torch.float64, copies=6)
     terms = MixingTerms(x @ m @ x.T, x @ m @ p.T, p @ m @ x.T, p @ m @ p.T)
     full = (x + p) @ m @ (x + p).T
-    torch.testing.assert_close(terms.total, full, rtol=1e-9, atol=1e-9 * max(1.0, float(full.abs().max())))
+    if not (bool(torch.isfinite(full).all()) and all(bool(torch.isfinite(t).all()) for t in terms.terms())):
+        raise ValueError(_("content, position, w_q and w_k are too large: their scores overflow float64 (largest entries {0:.3g}, {1:.3g}).").format(
+            float(x.abs().max()), float(p.abs().max())))
+    gap = float((terms.total - full).abs().max())
+    scale = max(1.0, float(full.abs().max()), *(float(t.abs().max()) for t in terms.terms()))
+    if gap > 1e-9 * scale:  # the expansion is exact; only rounding (relative to the largest term) may differ
+        raise ArithmeticError(_("the four terms do not sum to the score (gap {0:.3g}).").format(gap))
     return terms
 
 
@@ -150,11 +163,12 @@ def rope_position_scores(q: Tensor, k: Tensor, n: int, *, base: float = 10000.0,
     RoPE rotates the *projected* vectors, so :math:`(R_m q)^\top (R_j k) = q^\top R_{j-m} k`: the
     result is Toeplitz (see :func:`toeplitz_deviation`) for every ``q``, ``k``. Computed in float64.
     """
-    q = require_tensor("q", q).detach().to(torch.float64)
-    k = require_tensor("k", k).detach().to(torch.float64)
+    q = require_finite("q", require_float_tensor("q", q)).detach().to(torch.float64)
+    k = require_finite("k", require_float_tensor("k", k)).detach().to(torch.float64)
     if q.ndim != 1 or q.shape != k.shape:
         raise ValueError(_("q and k must be vectors of the same even length, got shapes {0} and {1}.").format(tuple(q.shape), tuple(k.shape)))
     n = require_int("n", n, minimum=1)
+    require_budget(f"rope_position_scores(n={n}, d={q.shape[0]})", (n, max(n, q.shape[0])), torch.float64, copies=4)
     pos = torch.arange(n)
     rq = apply_rope(q.expand(n, -1), pos, base=base, layout=layout)
     rk = apply_rope(k.expand(n, -1), pos, base=base, layout=layout)
@@ -174,17 +188,18 @@ def head_projections(model: object, *, layer: int = 0, head: int = 0, fold_layer
     """
     if isinstance(model, TrainedModel):
         model = model.model
+    fold_layernorm = require_bool("fold_layernorm", fold_layernorm)
     if isinstance(model, SelfAttention):
+        layer = require_int("layer", layer, minimum=0)
+        head = require_int("head", head, minimum=0)
         if layer != 0 or head != 0:
             raise ValueError(_("a SelfAttention has one layer and one head; got layer={layer!r}, head={head!r}.").format(layer=layer, head=head))
         return model.W_Q.detach().double(), model.W_K.detach().double()
     if not isinstance(model, CopyTransformer):
         raise TypeError(_("model must be a SelfAttention, CopyTransformer or TrainedModel, got {type_name}.").format(type_name=type(model).__name__))
     n_layers = len(model.blocks)
-    if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < n_layers:
-        raise ValueError(_("layer must be an integer in 0..{0}, got {layer!r}.").format(n_layers - 1, layer=layer))
-    if isinstance(head, bool) or not isinstance(head, int) or not 0 <= head < model.n_heads:
-        raise ValueError(_("head must be an integer in 0..{0}, got {head!r}.").format(model.n_heads - 1, head=head))
+    layer = require_int("layer", layer, minimum=0, maximum=n_layers - 1)
+    head = require_int("head", head, minimum=0, maximum=model.n_heads - 1)
     block = model.blocks[layer]
     d, hd = model.d_model, block.attn.head_dim
     weight = block.attn.qkv.weight.detach().double()  # [3d, d]; q = x @ weight[:d].T
@@ -222,7 +237,8 @@ def trained_mixing_inputs(trained: TrainedModel | None = None, *, n: int = 16, s
         raise ValueError(_("trained must be a TrainedModel with encoding 'sinusoidal' (its p_i is the sinusoidal table), got {0!r}.").format(getattr(trained, 'encoding', type(trained).__name__)))
     n = require_int("n", n, minimum=1)
     model = trained.model
-    gen = torch.Generator().manual_seed(require_int("seed", seed, minimum=0))
+    require_budget(f"trained_mixing_inputs(n={n})", (n, model.d_model), torch.float64, copies=4)
+    gen = torch.Generator().manual_seed(require_seed("seed", seed, minimum=0))
     ids = torch.randint(0, model.vocab_size, (n,), generator=gen)
     content = model.token.weight.detach()[ids].double()
     position = sinusoidal(n, model.d_model).double()
@@ -253,11 +269,13 @@ def embedding_norm_ratio(d_model: int, vocab: int, *, init: str = "normal", scal
     :data:`NORM_SAMPLE_ROWS` of each (the rows are drawn independently, so the RMS norm of a sample of
     thousands of rows is the table's to a fraction of a percent, and a 37000-row table takes seconds).
     """
-    d = require_int("d_model", d_model, minimum=2)
+    d = require_dim("d_model", d_model)  # the sinusoidal rows come in sin/cos pairs
     v = require_int("vocab", vocab, minimum=1)
     init = require_choice("init", init, EMBEDDING_INITS)
-    gen = torch.Generator().manual_seed(require_int("seed", seed, minimum=0))
+    scale = require_bool("scale", scale)
+    gen = torch.Generator().manual_seed(require_seed("seed", seed, minimum=0))
     rows = min(v, NORM_SAMPLE_ROWS)
+    require_budget(f"embedding_norm_ratio(d_model={d}, vocab={v})", (rows, d), torch.float64, copies=4)
     if init == "normal":
         table = torch.randn(rows, d, generator=gen, dtype=torch.float64)
         row = math.sqrt(d)

@@ -239,6 +239,12 @@ def sentence_outputs(sentences: Sequence[str], *, dim: int = 8, head_seed: int =
     One attention head (``SelfAttention(dim, seed=head_seed)``) for all, so reorderings of the same
     tokens give the same rows, moved (notebook 01's side-by-side figure).
     """
+    if isinstance(sentences, (str, bytes)) or not isinstance(sentences, Sequence):
+        raise TypeError(_("sentences must be a list of sentences (strings), got {0}.").format(_short(sentences)))
+    dim = require_int("dim", dim, minimum=1)
+    head_seed = require_seed("head_seed", head_seed)
+    for i, s in enumerate(sentences):
+        tokens(s, name=f"sentences[{i}]")
     head = SelfAttention(dim, seed=head_seed)
     with torch.no_grad():
         return [(s, head(token_vectors(s, dim))[0]) for s in sentences]

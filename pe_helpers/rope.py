@@ -43,6 +43,7 @@ from ._validate import (
     require_float_dtype,
     require_float_tensor,
     require_int,
+    require_finite,
     require_real,
     require_seed,
 )
@@ -349,22 +350,38 @@ def additive_scores(q: Tensor, k: Tensor, m: Tensor | Sequence[int], n: Tensor |
     return (q + pe[m.to(q.device)]) @ (k + pe[n.to(q.device)]).T
 
 
+def _vector_pair(q: object, k: object) -> tuple[Tensor, Tensor]:
+    """``q`` and ``k``: real, finite 1-D float tensors of one length, dtype and device."""
+    q = require_finite("q", require_float_tensor("q", q, ndim=1))
+    k = require_finite("k", require_float_tensor("k", k, ndim=1))
+    if q.shape != k.shape or q.device != k.device:
+        raise ValueError(_("q and k must be vectors of the same length on one device, got {0} on {1} and {2} on {3}.").format(tuple(q.shape), q.device, tuple(k.shape), k.device))
+    return q, k.to(q.dtype)
+
+
 def pair_vectors(q: Tensor, k: Tensor, m: int, n: int, pair: int, base: float = 10000.0) -> tuple[Tensor, Tensor]:
     r"""Pair ``i`` (dims ``2i, 2i+1``) of :math:`\mathcal{R}_m q` and :math:`\mathcal{R}_n k`, each ``[2]`` float64 = (x, y).
 
     Turned by :func:`rope_rotate` (so through :func:`~pe_helpers.encodings.rotate_pairs`, RoPE's one rotation).
     """
-    d = require_dim("len(q)", q.shape[-1])
+    q, k = _vector_pair(q, k)
+    d = require_dim("q.shape[-1]", q.shape[-1])
     pair = require_int("pair", pair, minimum=0)
     if pair >= d // 2:
         raise ValueError(_("pair must be in 0..{0} for d = {1}, got {2}.").format(d // 2 - 1, d, pair))
-    both = rope_rotate(torch.stack([q, k]), torch.tensor([m, n]), base=base)
+    m, n = require_real("m", m), require_real("n", n)
+    both = rope_rotate(torch.stack([q, k]), torch.tensor([m, n], dtype=torch.float64), base=base)
     return both[0, 2 * pair: 2 * pair + 2], both[1, 2 * pair: 2 * pair + 2]
 
 
 def score_range(q: Tensor, k: Tensor, max_pos: int, t_max: int, base: float = 10000.0) -> tuple[float, float]:
     """Lowest and highest score notebook 06's app can show: additive over every ``m + t, n + t <= max_pos + t_max``
     and rotary over every offset ``|n - m| <= max_pos`` (fixed axis limits for its sliders)."""
+    q, k = _vector_pair(q, k)
+    max_pos = require_int("max_pos", max_pos, minimum=0)
+    t_max = require_int("t_max", t_max, minimum=0)
+    require_budget(f"score_range(max_pos={max_pos}, t_max={t_max})", (max_pos + t_max + 1, max_pos + t_max + 1),
+                   torch.float64, copies=3)
     grid = torch.arange(max_pos + t_max + 1)
     additive = additive_scores(q, k, grid, grid, base=base)
     offsets = torch.arange(-max_pos, max_pos + 1)

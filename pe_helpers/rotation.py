@@ -11,7 +11,8 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ._validate import as_real_tensor, require_base, require_budget, require_dim, require_int
+from ._validate import (MAX_POSITION, as_int_tensor, as_real_tensor, require_base, require_budget, require_dim, require_int,
+                        require_real)
 from .encodings import inverse_frequencies
 from .i18n import _
 
@@ -80,6 +81,7 @@ def pair_block(k: float, pair: int, d: int, base: float = 10000.0) -> Tensor:
     pair = require_int("pair", pair, minimum=0)
     if pair >= d // 2:
         raise ValueError(_("pair must be in 0..{top} for d = {d}, got {value}.").format(top=d // 2 - 1, d=d, value=pair))
+    require_budget(f"pair_block(d={d})", (d, d), torch.float64, copies=2)
     r = shift_matrix(k, d, base=base)
     return r[2 * pair: 2 * pair + 2, 2 * pair: 2 * pair + 2]
 
@@ -93,9 +95,14 @@ def measured_dot_products(p: int, ks: Tensor, d: int, base: float = 10000.0) -> 
     from .encodings import sinusoidal
 
     p = require_int("p", p, minimum=0)
-    ks = torch.as_tensor(ks, dtype=torch.long)
+    ks = as_int_tensor("ks", ks).reshape(-1)
+    d = require_dim("d", d)
+    base = require_base(base)
+    require_budget(f"measured_dot_products({ks.numel()} offsets, d={d})", (ks.numel() + 1, d), torch.float64, copies=2)
+    if ks.numel() and int((p + ks).max()) > MAX_POSITION:
+        raise ValueError(_("p + k must be at most 2**53 for every k in ks, got p = {p} and ks up to {high}.").format(p=p, high=int(ks.max())))
     if ks.numel() and int((p + ks).min()) < 0:
-        raise ValueError(_("p + k must be >= 0 for every k, got p = {p} and k down to {low}.").format(p=p, low=int(ks.min())))
+        raise ValueError(_("p + k must be >= 0 for every k in ks, got p = {p} and ks down to {low}.").format(p=p, low=int(ks.min())))
     if not ks.numel():
         return torch.zeros(0, dtype=torch.float64)
     rows = torch.cat([sinusoidal(1, d, base=base, offset=p + int(k), dtype=torch.float64) for k in ks])
@@ -109,7 +116,8 @@ def mirrored_dot_products(p: int, ks: Tensor, d: int, base: float = 10000.0) -> 
     ``k`` equals the table's :math:`PE(0)\cdot PE(|k|)`: measured from rows 0 and ``|k|``, so the ``-k``
     side of the plot is measured data too, for every ``p`` (``p = 0`` included).
     """
-    ks = torch.as_tensor(ks, dtype=torch.long)
+    require_int("p", p, minimum=0)  # the value does not depend on p: the table's rows 0 and |k| are measured
+    ks = as_int_tensor("ks", ks).reshape(-1)
     return measured_dot_products(0, ks.abs(), d, base)
 
 
@@ -119,6 +127,8 @@ def phasor_label_radii(angle_a: float, angle_b: float, *, near: float = 0.35) ->
     The phasor figure reads only which side each label is on (radius > 1: outside) and places it itself."""
     import math
 
+    angle_a, angle_b = require_real("angle_a", angle_a), require_real("angle_b", angle_b)
+    near = require_real("near", near, minimum=0.0)
     gap = abs(math.remainder(angle_a - angle_b, 2 * math.pi))
     return (0.7 if gap < near else 1.22), 1.22
 

@@ -22,6 +22,7 @@ from torch.nn import functional as F
 
 from pe_helpers import PositionOutOfRangeError
 from pe_helpers import cli
+from pe_helpers._validate import unwritable_reason
 from pe_helpers._validate import MemoryBudgetError
 from pe_helpers import extrapolation as lab
 from pe_helpers.extrapolation import training
@@ -113,7 +114,7 @@ def test_copy_loss_mask_formula_and_errors() -> None:
                              [False, False, False, True, True, True]]
     with pytest.raises(ValueError, match="total_len=4 is too short"):
         lab.copy_loss_mask([3], 4)
-    with pytest.raises(ValueError, match="lengths must be >= 1"):
+    with pytest.raises(ValueError, match="lengths must be integers >= 1"):
         lab.copy_loss_mask([0], 4)
     with pytest.raises(TypeError, match="lengths"):
         lab.copy_loss_mask(torch.tensor([1.5]), 4)
@@ -375,10 +376,10 @@ def test_flat_adam_matches_torch_adam() -> None:
 
 def test_training_lengths_follow_the_weight() -> None:
     gen = torch.Generator().manual_seed(0)
-    lengths = torch.tensor(training.training_lengths(training.TrainConfig(train_len=4, steps=20000), gen))
+    lengths = torch.tensor(training._training_lengths(training.TrainConfig(train_len=4, steps=20000), gen))
     counts = torch.bincount(lengths, minlength=5)[1:].double() / 20000
     torch.testing.assert_close(counts, torch.tensor([0.1, 0.2, 0.3, 0.4], dtype=torch.float64), atol=0.015, rtol=0)
-    uniform = training.training_lengths(training.TrainConfig(train_len=4, steps=4000, length_weight=0.0), gen)
+    uniform = training._training_lengths(training.TrainConfig(train_len=4, steps=4000, length_weight=0.0), gen)
     assert set(uniform) == {1, 2, 3, 4}
 
 
@@ -591,7 +592,7 @@ def test_reference_file_matches_the_code_configuration() -> None:
     assert ref.tasks == want["tasks"] and ref.encodings == want["encodings"] and ref.seeds == want["seeds"]
     assert ref.test_len == want["test_len"] and len(ref.seeds) >= 5
     data = json.loads((lab.results.Path(lab.__file__).parent.parent / lab.REFERENCE_FILE).read_text())
-    assert data["config_hash"] == lab.config_hash(want["config"], tasks=want["tasks"], encodings=want["encodings"],
+    assert data["config_hash"] == lab.results._config_hash(want["config"], tasks=want["tasks"], encodings=want["encodings"],
                                                   seeds=want["seeds"], test_len=want["test_len"])
     for task in ref.tasks:
         for e in ref.encodings:
@@ -705,8 +706,8 @@ def test_cli_checks_writable_paths_before_training(tmp_path, monkeypatch, capsys
             assert exit_info.value.code == 2 and words in capsys.readouterr().err, argv
     finally:
         locked.chmod(0o700)
-    assert cli.unwritable_reason(tmp_path / "a" / "b.png", "--out") is None
-    assert "exists and is not writable" in (cli.unwritable_reason(blocker, "--out") or "exists and is not writable")
+    assert unwritable_reason(tmp_path / "a" / "b.png", "--out") is None
+    assert "exists and is not writable" in (unwritable_reason(blocker, "--out") or "exists and is not writable")
 
 
 def test_cli_ctrl_c_writes_nothing(tmp_path, monkeypatch, capsys) -> None:

@@ -51,7 +51,6 @@ from .results import (
     REFERENCE_MODELS_FILE,
     REFERENCE_SEEDS,
     LabResults,
-    config_hash,
     parse_encodings,
     parse_tasks,
     reference_config,
@@ -60,12 +59,10 @@ from .results import (
     save_reference_models,
     run_lab,
     run_reference,
-    write_atomic,
 )
 from .task import (
     LOOKBACK,
     TASKS,
-    CopyBatch,
     TaskBatch,
     bos_id,
     require_task,
@@ -80,6 +77,7 @@ from .task import (
 )
 from .training import (
     EVAL_SAMPLES,
+    MAX_SEED,
     TrainConfig,
     TrainedModel,
     TrainingCancelled,
@@ -87,25 +85,21 @@ from .training import (
     accuracy_by_length,
     derive,
     eval_batch,
-    eval_samples,
-    extend_learned,
     fit,
-    fixed_threads,
     init_model,
     train,
 )
 
 __all__ = [
-    "ENCODINGS", "TRAINED_ENCODINGS", "DERIVED_ENCODINGS", "DEFAULT_ENCODINGS", "TASKS", "LOOKBACK", "EVAL_SAMPLES",
+    "ENCODINGS", "TRAINED_ENCODINGS", "DERIVED_ENCODINGS", "DEFAULT_ENCODINGS", "TASKS", "LOOKBACK", "EVAL_SAMPLES", "MAX_SEED",
     "REFERENCE_FILE", "REFERENCE_MODELS_FILE", "REFERENCE_SEEDS", "ROPE_BASE", "TEST_DRAWS", "YARN_ALPHA", "YARN_BETA",
-    "CopyBatch", "TaskBatch", "CopyTransformer", "LabResults", "PositionOutOfRangeError", "TrainConfig",
+    "TaskBatch", "CopyTransformer", "LabResults", "PositionOutOfRangeError", "TrainConfig",
     "TrainedModel", "TrainingCancelled",
     "accuracy", "accuracy_by_length", "alibi_bias", "alibi_slopes", "attention_map", "bos_id", "require_encoding",
-    "require_task", "config_hash", "copy_batch", "copy_head", "copy_loss_mask", "copy_sequences", "derive",
-    "eval_batch", "eval_samples", "extend_learned", "fit", "fixed_threads", "init_model", "interpolated_positions",
+    "require_task", "copy_batch", "copy_head", "copy_loss_mask", "copy_sequences", "derive",
+    "eval_batch", "fit", "init_model", "interpolated_positions",
     "lookback_batch", "ntk_base", "pad_id", "parse_encodings", "parse_tasks",
     "position_probe_r2", "random_positions", "reference_config", "reference_models", "reference_results",
     "save_reference_models", "run_lab", "run_reference",
-    "separator_id", "task_batch", "task_positions", "train", "write_atomic", "yarn_attention_factor",
-    "yarn_frequencies", "yarn_ramp",
+    "separator_id", "task_batch", "task_positions", "train", "yarn_attention_factor", "yarn_frequencies", "yarn_ramp",
 ]

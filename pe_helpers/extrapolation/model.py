@@ -43,9 +43,11 @@ import math
 import torch
 from torch import Tensor, nn
 
-from .._validate import require_choice, require_int
-from ..encodings import (LearnedPositionalEmbedding, PositionOutOfRangeError, SinusoidalPositionalEncoding, inverse_frequencies, rope_angles,
-                         rotate_pairs)
+from .._validate import (as_int_tensor, as_real_tensor, require_base, require_budget, require_choice, require_dim,
+                         require_finite, require_generator, require_int, require_real, require_seed, MAX_POSITION)
+from ..encodings import (LearnedPositionalEmbedding, PositionOutOfRangeError, SinusoidalPositionalEncoding,
+                         inverse_frequencies, rope_angles, rotate_pairs)
+from .._validate import _short
 from ..i18n import _
 
 __all__ = ["ENCODINGS", "TRAINED_ENCODINGS", "DERIVED_ENCODINGS", "CopyTransformer", "require_encoding",
@@ -81,6 +83,7 @@ def alibi_slopes(n_heads: int) -> Tensor:
     For ``H = 8``: 1/2, 1/4, .., 1/256, a geometric sequence.
     """
     n_heads = require_int("n_heads", n_heads, minimum=1)
+    require_budget(f"alibi_slopes(n_heads={n_heads})", (n_heads,), torch.float64, copies=2)
     h = torch.arange(1, n_heads + 1, dtype=torch.float64)
     return torch.pow(2.0, -8.0 * h / n_heads)
 
@@ -91,6 +94,8 @@ def alibi_bias(n: int, n_heads: int) -> Tensor:
     Under the causal mask only ``j <= i`` counts, where ``|i - j| = i - j``.
     """
     n = require_int("n", n, minimum=1)
+    n_heads = require_int("n_heads", n_heads, minimum=1)
+    require_budget(f"alibi_bias(n={n}, n_heads={n_heads})", (n_heads, n, n), torch.float64, copies=2)
     i = torch.arange(n, dtype=torch.float64)
     return -alibi_slopes(n_heads)[:, None, None] * (i[:, None] - i[None, :]).abs()
 
@@ -102,7 +107,9 @@ def interpolated_positions(n: int, trained: int) -> Tensor:
 
     ``trained`` is ``L``, the number of positions the training inputs had. Float64.
     """
-    n, trained = require_int("n", n, minimum=1), require_int("trained", trained, minimum=1)
+    n = require_int("n", n, minimum=1)
+    trained = require_int("trained", trained, minimum=1, maximum=MAX_POSITION)
+    require_budget(f"interpolated_positions(n={n})", (n,), torch.float64, copies=2)
     positions = torch.arange(n, dtype=torch.float64)
     return positions * (trained / n) if n > trained else positions
 
@@ -113,8 +120,10 @@ def ntk_base(n: int, trained: int, head_dim: int, base: float = ROPE_BASE) -> fl
     ``d`` is the rotated dimension (``head_dim``, at least 4). The lowest frequency then turns by the
     same angle at :math:`L'` as it did at :math:`L`; the highest is almost unchanged.
     """
-    n, trained = require_int("n", n, minimum=1), require_int("trained", trained, minimum=1)
-    head_dim = require_int("head_dim", head_dim, minimum=4)
+    n = require_int("n", n, minimum=1, maximum=MAX_POSITION)
+    trained = require_int("trained", trained, minimum=1, maximum=MAX_POSITION)
+    head_dim = require_int("head_dim", head_dim, minimum=4, maximum=MAX_POSITION)
+    base = require_base(base)
     if n <= trained:
         return float(base)
     return float(base) * (n / trained) ** (head_dim / (head_dim - 2))
@@ -122,7 +131,8 @@ def ntk_base(n: int, trained: int, head_dim: int, base: float = ROPE_BASE) -> fl
 
 def _scale(n: int, trained: int) -> float:
     r"""The context extension :math:`s = \max(1, L'/L)` with :math:`L' = n`, :math:`L` = ``trained``."""
-    n, trained = require_int("n", n, minimum=1), require_int("trained", trained, minimum=1)
+    n = require_int("n", n, minimum=1, maximum=MAX_POSITION)
+    trained = require_int("trained", trained, minimum=1, maximum=MAX_POSITION)
     return max(1.0, n / trained)
 
 
@@ -131,7 +141,12 @@ def yarn_ramp(rotations: Tensor, alpha: float = YARN_ALPHA, beta: float = YARN_B
 
     ``rotations`` is :math:`r_i = L/\lambda_i`, how many turns pair ``i`` makes over the training context.
     """
-    return ((rotations - alpha) / (beta - alpha)).clamp(0.0, 1.0)
+    r = require_finite("rotations", as_real_tensor("rotations", rotations)).double()
+    alpha, beta = require_real("alpha", alpha, minimum=0.0), require_real("beta", beta, minimum=0.0)
+    if beta <= alpha:
+        raise ValueError(_("beta={beta} must be larger than alpha={alpha}: the ramp rises from alpha to beta.").format(
+            beta=beta, alpha=alpha))
+    return ((r - alpha) / (beta - alpha)).clamp(0.0, 1.0)
 
 
 def yarn_frequencies(n: int, trained: int, head_dim: int, base: float = ROPE_BASE) -> Tensor:
@@ -143,7 +158,8 @@ def yarn_frequencies(n: int, trained: int, head_dim: int, base: float = ROPE_BAS
     Pairs that turn many times over the training context keep their frequency (their angles at any offset
     were all seen); slow pairs are interpolated like PI. With :math:`L' \le L` nothing changes.
     """
-    head_dim = require_int("head_dim", head_dim, minimum=2)
+    head_dim = require_dim("head_dim", head_dim)
+    require_budget(f"yarn_frequencies(head_dim={head_dim})", (head_dim // 2,), torch.float64, copies=4)
     s = _scale(n, trained)
     omega = inverse_frequencies(head_dim, base)
     if s == 1.0:
@@ -163,7 +179,12 @@ def yarn_attention_factor(n: int, trained: int) -> float:
 def random_positions(batch: int, n: int, max_position: int, generator: torch.Generator | None = None) -> Tensor:
     """``[batch, n]`` sorted random subsets of ``0 .. max_position - 1`` (Ruoss et al. 2023), one per row."""
     batch, n = require_int("batch", batch, minimum=1), require_int("n", n, minimum=1)
-    max_position = require_int("max_position", max_position, minimum=n)
+    max_position = require_int("max_position", max_position, minimum=1)
+    if max_position < n:
+        raise ValueError(_("max_position={0} must be >= n={1} (n distinct positions are drawn from it).").format(max_position, n))
+    generator = require_generator("generator", generator)
+    require_budget(f"random_positions(batch={batch}, max_position={max_position})", (batch, max_position), torch.float64,
+                   copies=3)
     keys = torch.rand(batch, max_position, generator=generator)
     return keys.argsort(dim=1)[:, :n].sort(dim=1).values
 
@@ -229,30 +250,46 @@ class CopyTransformer(nn.Module):
     def __init__(self, encoding: str, *, vocab_size: int = 10, d_model: int = 32, n_layers: int = 2,
                  n_heads: int = 2, mlp_ratio: int = 4, max_positions: int = 32, random_range: int | None = None,
                  init_std: float = 0.02, seed: int = 0) -> None:
-        super().__init__()
-        self.encoding = require_encoding(encoding)
-        self.vocab_size = require_int("vocab_size", vocab_size, minimum=2)
+        encoding = require_encoding(encoding)
+        vocab_size = require_int("vocab_size", vocab_size, minimum=2)
         d_model = require_int("d_model", d_model, minimum=2)
-        self.n_heads = require_int("n_heads", n_heads, minimum=1)
+        n_heads = require_int("n_heads", n_heads, minimum=1)
         if d_model % n_heads or (d_model // n_heads) % 2:
             raise ValueError(_("d_model={d_model} must split into n_heads={n_heads} heads of even size (RoPE rotates pairs), e.g. d_model=32 with n_heads=2.").format(d_model=d_model, n_heads=n_heads))
         n_layers = require_int("n_layers", n_layers, minimum=1)
-        self.max_positions = require_int("max_positions", max_positions, minimum=1)
+        mlp_ratio = require_int("mlp_ratio", mlp_ratio, minimum=1)
+        max_positions = require_int("max_positions", max_positions, minimum=1)
+        if random_range is not None or encoding in ("randomized", "randomized-sampled"):
+            random_range = require_int("random_range", random_range if random_range is not None else 4 * max_positions,
+                                       minimum=1)
+            if random_range < max_positions:
+                raise ValueError(_("random_range={0} must be >= max_positions={1} (the table holds every position drawn).").format(random_range, max_positions))
+        init_std = require_real("init_std", init_std, minimum=0.0)
+        seed = require_seed("seed", seed)
+        table_rows = {"learned": max_positions, "learned-extended": max_positions, "randomized": random_range,
+                      "randomized-sampled": random_range}.get(encoding, 0)
+        params = (2 * (vocab_size + 3) * d_model + table_rows * d_model
+                  + n_layers * (4 + 2 * mlp_ratio) * d_model * d_model)
+        require_budget(f"CopyTransformer(vocab_size={vocab_size}, d_model={d_model}, n_layers={n_layers}, "
+                       f"mlp_ratio={mlp_ratio}, max_positions={max_positions}, random_range={random_range})", (params,), torch.float32, copies=2)
+        super().__init__()
+        self.encoding = encoding
+        self.vocab_size = vocab_size
+        self.n_heads = n_heads
+        self.max_positions = max_positions
         self.d_model = d_model
         self.token = nn.Embedding(vocab_size + 3, d_model)
         self.position: nn.Module | None
         if encoding in ("learned", "learned-extended"):
             self.position = LearnedPositionalEmbedding(max_positions, d_model, init_std=init_std, seed=seed)
         elif encoding in ("randomized", "randomized-sampled"):
-            rows = require_int("random_range", random_range if random_range is not None else 4 * max_positions,
-                             minimum=max_positions)
-            self.position = LearnedPositionalEmbedding(rows, d_model, init_std=init_std, seed=seed)
+            self.position = LearnedPositionalEmbedding(random_range, d_model, init_std=init_std, seed=seed)
         elif encoding == "sinusoidal":
             self.position = SinusoidalPositionalEncoding(d_model)
         else:
             self.position = None
         rope = encoding.startswith("rope")
-        self.blocks = nn.ModuleList(Block(d_model, n_heads, rope=rope, mlp_ratio=require_int("mlp_ratio", mlp_ratio, minimum=1))
+        self.blocks = nn.ModuleList(Block(d_model, n_heads, rope=rope, mlp_ratio=mlp_ratio)
                                     for _ in range(n_layers))
         self.ln_out = nn.LayerNorm(d_model)
         self.readout = nn.Linear(d_model, vocab_size + 3)
@@ -266,8 +303,10 @@ class CopyTransformer(nn.Module):
         rotation itself is :func:`~pe_helpers.encodings.rotate_pairs` (what ``apply_rope`` calls), with
         the angles computed once per forward pass instead of once per layer.
         """
+        n = require_int("n", n, minimum=1)
         if not self.encoding.startswith("rope"):
             return None
+        require_budget(f"CopyTransformer.rope_angles(n={n})", (n, self.d_model // self.n_heads), torch.float64, copies=3)
         head_dim = self.d_model // self.n_heads
         positions, base = torch.arange(n), ROPE_BASE
         if self.encoding == "rope-pi":
@@ -293,9 +332,12 @@ class CopyTransformer(nn.Module):
         Raises :class:`~pe_helpers.encodings.PositionOutOfRangeError` when ``n`` exceeds the table, as a
         learned table does.
         """
+        if self.random_range is None:
+            raise ValueError(_("only a randomized model samples test positions, this model uses encoding={encoding!r}.").format(encoding=self.encoding))
+        batch, n = require_int("batch", batch, minimum=1), require_int("n", n, minimum=1)
         if n > self.random_range:
             raise PositionOutOfRangeError(self.random_range, n)
-        return random_positions(batch, n, self.random_range, generator)
+        return random_positions(batch, n, self.random_range, require_generator("generator", generator))
 
     def _hidden(self, tokens: Tensor, positions: Tensor | None = None) -> tuple[Tensor, list[Tensor]]:
         h = self.token(tokens)
@@ -316,27 +358,62 @@ class CopyTransformer(nn.Module):
             weights.append(w)
         return self.ln_out(h), weights
 
+    def _require_tokens(self, tokens: object, positions: object = None) -> tuple[Tensor, Tensor | None]:
+        """``tokens`` as a ``[B, n]`` int64 tensor of ids in ``0 .. vocab_size + 2``, ``positions`` as ``[B, n]`` or
+        ``[n]`` rows of the position table; the forward pass (every layer's ``[B, H, n, n]`` weights) within budget."""
+        if not isinstance(tokens, Tensor):
+            raise TypeError(_("tokens must be a torch.Tensor of token ids, shape [batch, n], got {0} ({1}).").format(
+                _short(tokens), type(tokens).__name__))
+        if tokens.device.type == "meta":
+            raise TypeError(_("{0} must hold values (a CPU or GPU tensor), got a meta tensor.").format("tokens"))
+        ids = as_int_tensor("tokens", tokens, minimum=0, ndim=2)
+        if ids.shape[1] < 1:
+            raise ValueError(_("tokens must have at least one position, got shape {0}.").format(tuple(ids.shape)))
+        top = self.vocab_size + 2
+        if ids.numel() and int(ids.max()) > top:
+            raise ValueError(_("tokens must be ids in 0..{0} (vocab_size={1} data tokens, then SEP, PAD, BOS), got {2}.").format(
+                top, self.vocab_size, int(ids.max())))
+        batch, n = ids.shape
+        require_budget(f"CopyTransformer on tokens of shape {(batch, n)}", (batch, self.n_heads, n, n), torch.float32,
+                       copies=len(self.blocks) + 2)
+        if positions is not None:
+            if not isinstance(self.position, LearnedPositionalEmbedding):
+                raise ValueError(_("positions= only applies to a model with a position table (learned, randomized), this model uses encoding={0!r}.").format(self.encoding))
+            positions = as_int_tensor("positions", positions, minimum=0)
+            if positions.shape not in ((n,), (batch, n)):
+                raise ValueError(_("positions must have shape [n] or [batch, n] = {0}, got {1}.").format((batch, n), tuple(positions.shape)))
+        return ids, positions
+
     def forward(self, tokens: Tensor, positions: Tensor | None = None) -> Tensor:
-        return self.readout(self._hidden(tokens, positions)[0])
+        """Logits ``[B, n, vocab]`` of the next token at every position."""
+        return self.readout(self._hidden(*self._require_tokens(tokens, positions))[0])
 
     def logits_at(self, tokens: Tensor, mask: Tensor, positions: Tensor | None = None) -> Tensor:
         """Logits only at the positions where ``mask`` is True, ``[mask.sum(), vocab]`` (saves the read-out elsewhere)."""
+        tokens, positions = self._require_tokens(tokens, positions)
+        if not isinstance(mask, Tensor) or mask.dtype != torch.bool or mask.shape != tokens.shape:
+            raise TypeError(_("mask must be a bool tensor of the shape of tokens {0}, got {1}.").format(
+                tuple(tokens.shape), _short(mask)))
         return self.readout(self._hidden(tokens, positions)[0][mask])
 
     @torch.no_grad()
     def attention(self, tokens: Tensor) -> Tensor:
         """Attention weights of every layer and head, ``[n_layers, B, n_heads, n, n]``."""
-        return torch.stack(self._hidden(tokens)[1])
+        return torch.stack(self._hidden(self._require_tokens(tokens)[0])[1])
 
     @torch.no_grad()
     def hidden(self, tokens: Tensor) -> Tensor:
         """The final hidden states (after the last LayerNorm), ``[B, n, d_model]``."""
-        return self._hidden(tokens)[0]
+        return self._hidden(self._require_tokens(tokens)[0])[0]
 
     def extended(self, max_positions: int, *, seed: int = 0) -> "CopyTransformer":
         """A copy whose learned table has ``max_positions`` rows; rows past the old end are fresh and untrained."""
         if self.encoding != "learned":
             raise ValueError(_("only a learned table can be extended, this model uses encoding={encoding!r}.").format(encoding=self.encoding))
+        max_positions = require_int("max_positions", max_positions, minimum=self.position.max_len)
+        seed = require_seed("seed", seed)
+        require_budget(f"CopyTransformer.extended(max_positions={max_positions})", (max_positions, self.d_model), torch.float32,
+                       copies=2)
         bigger = copy.deepcopy(self)
         bigger.position = self.position.extended(max_positions, seed=seed)
         bigger.encoding = "learned-extended"

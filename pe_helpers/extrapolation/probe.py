@@ -15,16 +15,23 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from .._validate import require_int
-from .task import LOOKBACK
-from .training import TrainedModel, eval_batch, fixed_threads
+from .._validate import require_budget, require_instance, require_int
+from ..i18n import _
+from .task import LOOKBACK, require_task, task_positions
+from .training import TrainedModel, _fixed_threads, eval_batch
 
 __all__ = ["source_positions", "copy_head", "attention_map", "position_probe_r2"]
 
 
+def _require_trained(trained: object) -> None:
+    require_instance("trained", trained, TrainedModel, _("a TrainedModel (from train() or LabResults.model())"))
+
+
 def source_positions(task: str, n: int) -> tuple[Tensor, Tensor]:
     """``(queries, keys)``: each scored input position and the position of the token it must output."""
+    task = require_task(task)
     n = require_int("n", n, minimum=1)
+    require_budget(f"source_positions(n={n})", (2 * n,), torch.long, copies=2)
     if task == "copy":
         queries = torch.arange(n + 1, 2 * n + 1)
         return queries, queries - n
@@ -37,10 +44,11 @@ def copy_head(trained: TrainedModel) -> tuple[int, int]:
 
     .. math:: \arg\max_{l,h}\ \operatorname{mean}_t\ A^{(l,h)}_{t,\ \mathrm{src}(t)}
     """
+    _require_trained(trained)
     cfg = trained.config
     n = cfg.train_len
     batch = eval_batch(n, vocab_size=cfg.vocab_size, n_samples=16, seed=cfg.seed, task=trained.task)
-    with fixed_threads(cfg.threads):
+    with _fixed_threads(cfg.threads):
         weights = trained.model.attention(batch.inputs)  # [layers, B, H, 2n+1, 2n+1]
     q, k = source_positions(trained.task, n)
     score = weights[:, :, :, q, k].mean(dim=(1, 3))  # [layers, H]
@@ -53,11 +61,18 @@ def attention_map(trained: TrainedModel, length: int, head: tuple[int, int] | No
 
     Raises :class:`~pe_helpers.encodings.PositionOutOfRangeError` where the model cannot run.
     """
+    _require_trained(trained)
     length = require_int("length", length, minimum=1)
-    layer, h = copy_head(trained) if head is None else head
     cfg = trained.config
+    layers, heads = len(trained.model.blocks), trained.model.n_heads
+    if head is not None:
+        if not isinstance(head, (tuple, list)) or len(head) != 2:
+            raise TypeError(_("head must be a pair (layer, head) or None, got {0!r}.").format(head))
+        head = (require_int("head[0] (the layer)", head[0], minimum=0, maximum=layers - 1),
+                require_int("head[1] (the head)", head[1], minimum=0, maximum=heads - 1))
+    layer, h = copy_head(trained) if head is None else head
     example = eval_batch(length, vocab_size=cfg.vocab_size, n_samples=1, seed=cfg.seed, task=trained.task).inputs
-    with fixed_threads(cfg.threads):
+    with _fixed_threads(cfg.threads):
         return trained.model.attention(example)[layer, 0, h]
 
 
@@ -67,11 +82,15 @@ def position_probe_r2(trained: TrainedModel, length: int | None = None, *, n_sam
     Fit :math:`\hat t = h_t^\top w + b` by least squares on half of ``n_samples`` sequences of size
     ``length`` (default ``L``), score :math:`R^2 = 1 - \sum (t-\hat t)^2 / \sum (t - \bar t)^2` on the other half.
     """
+    _require_trained(trained)
     cfg = trained.config
     length = cfg.train_len if length is None else require_int("length", length, minimum=1)
     n_samples = require_int("n_samples", n_samples, minimum=4)
+    d = trained.model.d_model
+    require_budget(f"position_probe_r2(length={length}, n_samples={n_samples})",
+                   (n_samples, task_positions(length), d + 1), torch.float64, copies=4)
     batch = eval_batch(length, vocab_size=cfg.vocab_size, n_samples=n_samples, seed=cfg.seed + 7, task=trained.task)
-    with fixed_threads(cfg.threads):
+    with _fixed_threads(cfg.threads):
         h = trained.model.hidden(batch.inputs).double()  # [B, T, d]
     B, T, d = h.shape
     features = torch.cat([h, torch.ones(B, T, 1, dtype=h.dtype)], dim=-1)

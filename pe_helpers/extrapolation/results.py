@@ -30,7 +30,8 @@ from pathlib import Path
 
 import torch
 
-from .._validate import require_budget, require_int
+from .._validate import (_short, require_bool, require_budget, require_instance, require_int, require_items, require_path,
+                         require_real, require_writable_path)
 from .model import DERIVED_ENCODINGS, ENCODINGS, require_encoding
 from .task import TASKS, require_task, task_positions
 from .training import (
@@ -41,7 +42,8 @@ from .training import (
     accuracy_by_length,
     derive,
     fit,
-    fixed_threads,
+    MAX_SEED,
+    _fixed_threads,
     init_model,
 )
 from ..i18n import _
@@ -54,8 +56,6 @@ __all__ = [
     "reference_config",
     "parse_encodings",
     "parse_tasks",
-    "config_hash",
-    "write_atomic",
     "REFERENCE_FILE",
     "REFERENCE_MODELS_FILE",
     "REFERENCE_SEEDS",
@@ -78,9 +78,12 @@ Curve = tuple[float | None, ...]
 
 
 def _parse_names(value: str | Iterable[str], allowed: tuple[str, ...], what: str) -> tuple[str, ...]:
-    names = [v.strip() for v in value.split(",")] if isinstance(value, str) else list(value)
+    if isinstance(value, str):
+        names = [v.strip() for v in value.split(",")]
+    else:
+        names = require_items(what, value, _("a comma-separated string or a list of names from {0}").format(', '.join(allowed)))
     if not names or any(not isinstance(n, str) or not n for n in names):
-        raise ValueError(_("{what} must be a non-empty list of names from {0}; got {value!r}.").format(', '.join(allowed), what=what, value=value))
+        raise ValueError(_("{what} must be a non-empty list of names from {0}; got {value}.").format(', '.join(allowed), what=what, value=_short(value)))
     for name in names:
         if name not in allowed:
             raise ValueError(_("{what} must be names from {0}; got {name!r}.").format(', '.join(allowed), what=what, name=name))
@@ -99,7 +102,7 @@ def parse_tasks(value: str | Iterable[str]) -> tuple[str, ...]:
     return _parse_names(value, TASKS, "tasks")
 
 
-def config_hash(config: TrainConfig, *, tasks: Sequence[str], encodings: Sequence[str], seeds: Sequence[int],
+def _config_hash(config: TrainConfig, *, tasks: Sequence[str], encodings: Sequence[str], seeds: Sequence[int],
                 test_len: int) -> str:
     """A short SHA-256 of everything that decides a run's numbers (the config, tasks, schemes, seeds, test sizes)."""
     settings = {**config.as_dict(), "seed": None, "tasks": list(tasks), "encodings": list(encodings),
@@ -107,9 +110,11 @@ def config_hash(config: TrainConfig, *, tasks: Sequence[str], encodings: Sequenc
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def write_atomic(path: str | Path, text: str) -> Path:
+def _write_atomic(path: str | Path, text: str) -> Path:
     """Write ``text`` to a temporary file beside ``path``, then rename it over ``path``: never a partial file."""
-    path = Path(path)
+    path = require_writable_path("path", path)
+    if not isinstance(text, str):
+        raise TypeError(_("text must be a str, got {0}.").format(type(text).__name__))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
@@ -171,7 +176,7 @@ class LabResults:
 
     @property
     def hash(self) -> str:
-        return config_hash(self.config, tasks=self.tasks, encodings=self.encodings, seeds=self.seeds,
+        return _config_hash(self.config, tasks=self.tasks, encodings=self.encodings, seeds=self.seeds,
                            test_len=self.test_len)
 
     def _curves(self, encoding: str, task: str) -> tuple[Curve, ...]:
@@ -186,15 +191,20 @@ class LabResults:
     def _seed_index(self, seed: int | None) -> int | None:
         if seed is None:
             return None
+        seed = require_int("seed", seed, minimum=0)
         if seed not in self.seeds:
             raise ValueError(_("seed {seed!r} was not run; these results have seeds {0}.").format(list(self.seeds), seed=seed))
         return self.seeds.index(seed)
 
-    def _length(self, length: int) -> int:
-        length = require_int("length", length, minimum=1)
+    def _length(self, length: int, name: str = "length") -> int:
+        length = require_int(name, length, minimum=1)
         if length > self.test_len:
-            raise ValueError(_("length must be <= test_len={test_len}, got {length}.").format(test_len=self.test_len, length=length))
+            raise ValueError(_("{name} must be <= test_len={test_len}, got {length}.").format(name=name, test_len=self.test_len, length=length))
         return length
+
+    def _lengths_list(self, lengths: object) -> list[int]:
+        items = require_items("lengths", lengths, _("a list or range of sizes in 1..{0}").format(self.test_len))
+        return [require_int("lengths", n, minimum=1, maximum=self.test_len) for n in items]
 
     # ---- reading the numbers -------------------------------------------------------------
     def values_at(self, encoding: str, length: int, task: str = "copy") -> tuple[float, ...] | None:
@@ -216,7 +226,10 @@ class LabResults:
         return None if values is None else _std(values)
 
     def _seed_means(self, encoding: str, lo: int, hi: int, task: str) -> list[float] | None:
-        per_length = [self.values_at(encoding, n, task) for n in range(self._length(lo), self._length(hi) + 1)]
+        lo, hi = self._length(lo, "lo"), self._length(hi, "hi")
+        if lo > hi:
+            raise ValueError(_("lo={0} must be <= hi={1} (the sizes lo..hi).").format(lo, hi))
+        per_length = [self.values_at(encoding, n, task) for n in range(lo, hi + 1)]
         per_length = [v for v in per_length if v is not None]
         if not per_length:
             return None
@@ -246,7 +259,9 @@ class LabResults:
         if isinstance(b, str):
             mean_b, spread_b = self.mean_accuracy(b, lo, hi, task), self.spread(b, lo, hi, task)
         else:
-            mean_b, spread_b = float(b), 0.0
+            mean_b, spread_b = require_real("b", b, minimum=0.0), 0.0
+            if mean_b > 1.0:
+                raise ValueError(_("b must be an encoding or an accuracy in 0..1, got {0}.").format(_short(b)))
         if mean_a is None or mean_b is None:
             raise ValueError(_("{a!r} or {b!r} cannot run at sizes {lo}..{hi}.").format(a=a, b=b, lo=lo, hi=hi))
         return mean_a - mean_b, 2.0 * (spread_a ** 2 + spread_b ** 2) ** 0.5
@@ -263,9 +278,12 @@ class LabResults:
 
     def table(self, task: str = "copy", lengths: Sequence[int] | None = None, *, digits: int = 2) -> str:
         """A text table for ``task``: one row per size, one column per scheme, ``mean ± std`` over seeds."""
+        task = require_task(task)
+        digits = require_int("digits", digits, minimum=0, maximum=12)
         L = self.train_len
         if lengths is None:
             lengths = sorted({1, L, L + 1, 2 * L, 4 * L} & set(self.lengths))
+        lengths = self._lengths_list(lengths)
         width = max(11 if len(self.seeds) > 1 else 6, *(len(e) for e in self.encodings))
         head = _rjust(_("size"), 6) + "  " + "".join(e.rjust(width + 1) for e in self.encodings)
         seeds = (_("{count} seeds").format(count=len(self.seeds)) if len(self.seeds) > 1 else _("1 seed"))
@@ -285,10 +303,11 @@ class LabResults:
         """The numbers of :meth:`table` as a Markdown table to display (``IPython.display.Markdown``): one row per
         scheme, one column per size, ``mean ± std`` over seeds; the training size's column is marked."""
         task = require_task(task)
+        digits = require_int("digits", digits, minimum=0, maximum=12)
         L = self.train_len
         if lengths is None:
             lengths = sorted({1, L, L + 1, 2 * L, 4 * L} & set(self.lengths))
-        lengths = [require_int("lengths", n, minimum=1, maximum=self.test_len) for n in lengths]
+        lengths = self._lengths_list(lengths)
         seeds = (_("{count} seeds").format(count=len(self.seeds)) if len(self.seeds) > 1 else _("1 seed"))
         head = [_("scheme")] + [f"n = {n}" + (" (L)" if n == L else "") for n in lengths]
         rows = [f"**{_('task {task!r}, token accuracy ({seeds})').format(task=task, seeds=seeds)}**", "",
@@ -310,6 +329,9 @@ class LabResults:
         self._curves(encoding, task)
         seed = self.seeds[0] if seed is None else self.seeds[self._seed_index(seed)]
         key = (task, encoding, seed)
+        if key not in self.models and self.models:
+            raise ValueError(_("these results hold no trained model for task={0!r}, encoding={1!r}, seed={2}; they hold (task, encoding, seed): {3}.").format(
+                *key, ", ".join(map(str, sorted(self.models)))))
         if key not in self.models:
             raise ValueError(_("these results carry no trained models (they were loaded from JSON); run pe_helpers.extrapolation.run_lab(...) to train them."))
         return self.models[key]
@@ -333,8 +355,31 @@ class LabResults:
 
     @classmethod
     def from_dict(cls, data: dict) -> "LabResults":
+        """The results of :meth:`to_dict` (what :meth:`save_json` writes), checked: a ValueError names what is wrong."""
+        require_instance("data", data, dict, _("a dict (from LabResults.to_dict or a saved JSON file)"))
         if data.get("format") != _FORMAT:
-            raise ValueError(_("unknown lab results format {0!r} (expected {FORMAT}).").format(data.get('format'), FORMAT=_FORMAT))
+            raise ValueError(_("data has the unknown lab results format {0!r} (expected {FORMAT}).").format(_short(data.get('format')), FORMAT=_FORMAT))
+        try:
+            results = cls._from_dict(data)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(_("data is not a valid lab results record ({0}: {1}).").format(type(exc).__name__, _short(str(exc), 200))) from None
+        require_int("data['test_len']", results.test_len, minimum=1)
+        if not results.seeds or len(set(results.seeds)) != len(results.seeds) or min(results.seeds) < 0:
+            raise ValueError(_("data['seeds'] must be distinct integers >= 0, at least one; got {0}.").format(_short(results.seeds)))
+        for task, by_encoding in results.accuracy.items():
+            require_task(task, "a task of data['accuracy']")
+            for encoding, curves in by_encoding.items():
+                require_encoding(encoding, "an encoding of data['accuracy']")
+                if len(curves) != len(results.seeds) or any(len(c) != results.test_len for c in curves):
+                    raise ValueError(_("data['accuracy'][{0!r}][{1!r}] must hold one curve of test_len={2} values per seed.").format(task, encoding, results.test_len))
+                for curve in curves:
+                    for v in curve:
+                        if v is not None and not (isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0):
+                            raise ValueError(_("data['accuracy'] must hold accuracies in 0..1 or null, got {0}.").format(_short(v)))
+        return results
+
+    @classmethod
+    def _from_dict(cls, data: dict) -> "LabResults":
         return cls(
             config=TrainConfig(**data["config"]),
             test_len=int(data["test_len"]),
@@ -348,11 +393,19 @@ class LabResults:
 
     def save_json(self, path: str | Path) -> Path:
         """Write the numbers (not the models) as JSON, atomically (temporary file, then rename)."""
-        return write_atomic(path, json.dumps(self.to_dict(), indent=1) + "\n")
+        return _write_atomic(path, json.dumps(self.to_dict(), indent=1) + "\n")
 
     @classmethod
     def load_json(cls, path: str | Path) -> "LabResults":
-        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+        """The results saved by :meth:`save_json` (a ValueError names the file if it cannot be read or is not such a record)."""
+        path = require_path("path", path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(_("path {0} cannot be read as lab results JSON: {1}").format(path, _short(str(exc), 200))) from None
+        if not isinstance(data, dict):
+            raise ValueError(_("path {0} holds JSON but not lab results (a JSON object written by LabResults.save_json).").format(path))
+        return cls.from_dict(data)
 
 
 def _std(values: Sequence[float]) -> float:
@@ -385,11 +438,14 @@ def run_lab(encodings: str | Iterable[str] = DEFAULT_ENCODINGS, *, tasks: str | 
     """
     names, task_names = parse_encodings(encodings), parse_tasks(tasks)
     settings = dict(settings)
+    seed_name = "seeds"
     if seeds is None:
-        seeds = (settings.pop("seed", 0),)
+        seed_name, seeds = "seed", (settings.pop("seed", 0),)
     elif "seed" in settings:
         raise TypeError(_("give either seeds= or seed=, not both."))
-    seeds = tuple(require_int("seed", s, minimum=0) for s in seeds)
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
+        raise TypeError(_("seeds must be a list of distinct integers >= 0, got {0}.").format(_short(seeds)))
+    seeds = tuple(require_int(seed_name, s, minimum=0, maximum=MAX_SEED) for s in seeds)
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(_("seeds must be distinct integers >= 0, at least one; got {seeds!r}.").format(seeds=seeds))
     unknown = sorted(set(settings) - set(TrainConfig.__dataclass_fields__))
@@ -404,7 +460,12 @@ def run_lab(encodings: str | Iterable[str] = DEFAULT_ENCODINGS, *, tasks: str | 
     require_budget(_("testing at test_len={test_len} with n_heads={n_heads}").format(test_len=test_len, n_heads=config.n_heads),
                  (EVAL_SAMPLES // 2, config.n_heads, t, t), torch.float32, copies=2)
     if workers is not None:
-        workers = require_int("workers", workers, minimum=1)
+        workers = require_int("workers", workers, minimum=1, maximum=4096)
+    if progress is not None:
+        progress = require_bool("progress", progress)
+    parallel = require_bool("parallel", parallel)
+    if cancel is not None:
+        require_instance("cancel", cancel, threading.Event, _("a threading.Event or None"))
     base = tuple(dict.fromkeys(DERIVED_ENCODINGS.get(e, e) for e in names))
     jobs = [(t, e, s) for t in task_names for e in base for s in seeds]
     models = {job: init_model(job[1], configs[job[2]]) for job in jobs}  # in order: the global RNG is not thread-safe
@@ -438,7 +499,7 @@ def run_lab(encodings: str | Iterable[str] = DEFAULT_ENCODINGS, *, tasks: str | 
     n_workers = 1 if not parallel else min(len(jobs), workers or os.cpu_count() or 1)
     pool = ThreadPoolExecutor(max_workers=n_workers, thread_name_prefix="pe-lab")
     try:
-        with fixed_threads(config.threads):
+        with _fixed_threads(config.threads):
             futures = [pool.submit(work, job) for job in jobs]
             pending = set(futures)
             while pending:  # short waits, so Ctrl-C reaches this thread at once
@@ -492,6 +553,8 @@ def save_reference_models(results: LabResults, path: str | Path) -> Path:
     """Save the first seed's trained (not derived) models of ``results`` with ``torch.save``, atomically."""
     from .model import TRAINED_ENCODINGS
 
+    require_instance("results", results, LabResults, _("a LabResults from run_lab()"))
+    path = require_writable_path("path", path)
     seed = results.seeds[0]
     state = {"config_hash": results.hash, "config": results.config.as_dict(), "test_len": results.test_len,
              "torch_version": str(results.torch_version), "models": {}}
@@ -500,7 +563,8 @@ def save_reference_models(results: LabResults, path: str | Path) -> Path:
             state["models"][f"{task}/{encoding}"] = {
                 "state_dict": {k: v.detach().clone() for k, v in trained.model.state_dict().items()},
                 "seconds": round(trained.seconds, 2), "final_loss": trained.losses[-1] if trained.losses else None}
-    path = Path(path)
+    if not state["models"]:
+        raise ValueError(_("results carry no trained models of seed {0} (loaded from JSON?): pass the LabResults returned by run_lab(...); nothing was written.").format(seed))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:

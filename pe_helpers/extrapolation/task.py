@@ -36,16 +36,18 @@ import torch
 from torch import Tensor
 from torch.nn import functional as F
 
-from .._validate import require_budget, require_choice, require_int
+from .._validate import as_int_tensor, require_budget, require_choice, require_generator, require_int
 from ..i18n import _
 
-__all__ = ["TASKS", "LOOKBACK", "CopyBatch", "TaskBatch", "separator_id", "pad_id", "bos_id", "copy_loss_mask",
+__all__ = ["TASKS", "LOOKBACK", "TaskBatch", "separator_id", "pad_id", "bos_id", "copy_loss_mask",
            "copy_batch", "copy_sequences", "lookback_batch", "task_batch", "task_positions", "require_task"]
 
 #: The lab's tasks, by name.
 TASKS = ("copy", "lookback")
 #: How many places back the look-back task reaches.
 LOOKBACK = 3
+#: The largest vocabulary (and task size) the ids and positions are exact for as float64 and int64.
+_MAX_VOCAB = 2**53
 
 
 def require_task(value: object, name: str = "task") -> str:
@@ -55,17 +57,17 @@ def require_task(value: object, name: str = "task") -> str:
 
 def separator_id(vocab_size: int) -> int:
     """The id of ``SEP``: the first id after the data tokens."""
-    return require_int("vocab_size", vocab_size, minimum=2)
+    return require_int("vocab_size", vocab_size, minimum=2, maximum=_MAX_VOCAB)
 
 
 def pad_id(vocab_size: int) -> int:
     """The id of ``PAD`` (fills the tail of a shorter sequence in a mixed-length batch)."""
-    return require_int("vocab_size", vocab_size, minimum=2) + 1
+    return require_int("vocab_size", vocab_size, minimum=2, maximum=_MAX_VOCAB) + 1
 
 
 def bos_id(vocab_size: int) -> int:
     """The id of ``BOS``, the token at position 0 of every sequence."""
-    return require_int("vocab_size", vocab_size, minimum=2) + 2
+    return require_int("vocab_size", vocab_size, minimum=2, maximum=_MAX_VOCAB) + 2
 
 
 def task_positions(n: int) -> int:
@@ -90,10 +92,6 @@ class TaskBatch:
     lengths: Tensor
 
 
-#: The copy task's batch (the same class; kept under its first name).
-CopyBatch = TaskBatch
-
-
 def copy_loss_mask(lengths: Tensor | Sequence[int], total_len: int) -> Tensor:
     r"""Bool ``[B, total_len]`` over the positions of ``x_1..x_n SEP x_1..x_n`` (no ``BOS``): the copied targets.
 
@@ -104,14 +102,11 @@ def copy_loss_mask(lengths: Tensor | Sequence[int], total_len: int) -> Tensor:
     ``BOS`` in front (what the lab trains on), every position moves one to the right:
     :func:`copy_batch` prepends one False column.
     """
-    n = torch.as_tensor(lengths)
-    if n.ndim != 1 or n.is_floating_point() or n.dtype == torch.bool:
-        raise TypeError(_("lengths must be a 1-D integer tensor or list, got {dtype} of shape {0}.").format(tuple(n.shape), dtype=n.dtype))
+    n = as_int_tensor("lengths", lengths, minimum=1, ndim=1)
     total_len = require_int("total_len", total_len, minimum=0)
-    if n.numel() and int(n.min()) < 1:
-        raise ValueError(_("lengths must be >= 1, got {0}.").format(int(n.min())))
     if n.numel() and 2 * int(n.max()) > total_len:
         raise ValueError(_("total_len={total_len} is too short for length {0} (needs 2·n = {1}).").format(int(n.max()), 2 * int(n.max()), total_len=total_len))
+    require_budget(f"copy_loss_mask({n.numel()} lengths, total_len={total_len})", (n.numel(), total_len), torch.bool, copies=3)
     t = torch.arange(total_len)[None, :]
     return (t >= n[:, None]) & (t < 2 * n[:, None])
 
@@ -126,10 +121,16 @@ def _lengths(lengths: Tensor | Sequence[int], max_len: int | None) -> tuple[Tens
         raise TypeError(_("lengths must be a non-empty 1-D list of sizes >= 1, got {lengths!r}.").format(lengths=lengths)) from None
     if not items:
         raise ValueError(_("lengths must be a non-empty 1-D list of sizes >= 1, got {lengths!r}.").format(lengths=lengths))
-    n = torch.tensor([require_int(f"lengths[{i}]", v, minimum=1) for i, v in enumerate(items)], dtype=torch.long)
-    longest = int(n.max()) if max_len is None else require_int("max_len", max_len, minimum=int(n.max()))
-    require_budget(_("a batch of {0} sequences of size {longest}").format(len(items), longest=longest), (len(items), task_positions(longest) + 1),
-                 torch.long, copies=4)
+    n = torch.tensor([require_int(f"lengths[{i}]", v, minimum=1, maximum=_MAX_VOCAB) for i, v in enumerate(items)],
+                     dtype=torch.long)
+    longest = int(n.max())
+    if max_len is not None:
+        max_len = require_int("max_len", max_len, minimum=1, maximum=_MAX_VOCAB)
+        if max_len < longest:
+            raise ValueError(_("max_len={0} must be >= the longest of lengths, {1}.").format(max_len, longest))
+        longest = max_len
+    require_budget(f"copy_sequences({len(items)} lengths, max_len={longest})", (len(items), task_positions(longest) + 1),
+                   torch.long, copies=4)
     return n, longest
 
 
@@ -139,6 +140,8 @@ def copy_sequences(lengths: Tensor | Sequence[int], *, vocab_size: int = 10, max
 
     ``max_len`` defaults to the longest of ``lengths``.
     """
+    vocab_size = require_int("vocab_size", vocab_size, minimum=2, maximum=_MAX_VOCAB)
+    generator = require_generator("generator", generator)
     n, longest = _lengths(lengths, max_len)
     sep, pad, bos = separator_id(vocab_size), pad_id(vocab_size), bos_id(vocab_size)
     batch = n.numel()
@@ -162,7 +165,7 @@ def copy_batch(batch_size: int, min_len: int, max_len: int, *, vocab_size: int =
     such length-bucketed batches: no compute is spent on PAD). Causal attention with padding at
     the *end* needs no extra key mask: a real position never attends to a later PAD.
     """
-    batch_size, min_len, max_len, vocab_size = _batch_args(batch_size, min_len, max_len, vocab_size)
+    batch_size, min_len, max_len, vocab_size = _batch_args(batch_size, min_len, max_len, vocab_size, generator)
     lengths = _draw_lengths(batch_size, min_len, max_len, generator)
     seq = copy_sequences(lengths, vocab_size=vocab_size, max_len=max_len, generator=generator)
     mask = F.pad(copy_loss_mask(lengths, 2 * max_len), (1, 0))  # BOS in front: every position moves by one
@@ -177,8 +180,8 @@ def lookback_batch(batch_size: int, min_len: int, max_len: int, *, vocab_size: i
 
     Sizes ``n`` are uniform in ``min_len .. max_len``; rows shorter than the longest are PAD-filled.
     """
-    batch_size, min_len, max_len, vocab_size = _batch_args(batch_size, min_len, max_len, vocab_size)
-    k = require_int("k", k, minimum=1)
+    batch_size, min_len, max_len, vocab_size = _batch_args(batch_size, min_len, max_len, vocab_size, generator)
+    k = require_int("k", k, minimum=1, maximum=_MAX_VOCAB)
     lengths = _draw_lengths(batch_size, min_len, max_len, generator)
     width = 2 * max_len + 1
     pad, bos = pad_id(vocab_size), bos_id(vocab_size)
@@ -201,10 +204,19 @@ def task_batch(task: str, batch_size: int, min_len: int, max_len: int, *, vocab_
     return lookback_batch(batch_size, min_len, max_len, vocab_size=vocab_size, generator=generator)
 
 
-def _batch_args(batch_size: int, min_len: int, max_len: int, vocab_size: int) -> tuple[int, int, int, int]:
+def _batch_args(batch_size: int, min_len: int, max_len: int, vocab_size: int,
+                generator: torch.Generator | None) -> tuple[int, int, int, int]:
+    """The checked sizes; the budget counts a batch's token tensors (inputs, targets, mask, draws)."""
     batch_size = require_int("batch_size", batch_size, minimum=1)
-    min_len = require_int("min_len", min_len, minimum=1)
-    return batch_size, min_len, require_int("max_len", max_len, minimum=min_len), require_int("vocab_size", vocab_size, minimum=2)
+    min_len = require_int("min_len", min_len, minimum=1, maximum=_MAX_VOCAB)
+    max_len = require_int("max_len", max_len, minimum=1, maximum=_MAX_VOCAB)
+    if max_len < min_len:
+        raise ValueError(_("max_len={0} must be >= min_len={1}.").format(max_len, min_len))
+    vocab_size = require_int("vocab_size", vocab_size, minimum=2, maximum=_MAX_VOCAB)
+    require_generator("generator", generator)
+    require_budget(f"a batch with batch_size={batch_size}, max_len={max_len}", (batch_size, task_positions(max_len) + 1),
+                   torch.long, copies=6)
+    return batch_size, min_len, max_len, vocab_size
 
 
 def _draw_lengths(batch_size: int, min_len: int, max_len: int, generator: torch.Generator | None) -> Tensor:
