@@ -46,6 +46,8 @@ from .i18n import _
 
 __all__ = [
     "TERM_NAMES",
+    "term_label",
+    "shares_text",
     "MixingTerms",
     "mixing_terms",
     "toeplitz_deviation",
@@ -61,6 +63,21 @@ __all__ = [
 
 #: The four terms, in the order of the expansion.
 TERM_NAMES = ("content·content", "content·position", "position·content", "position·position")
+
+
+def term_label(name: str) -> str:
+    """A term of :data:`TERM_NAMES` as a reader sees it, in the current language (内容·位置, …)."""
+    labels = dict(zip(TERM_NAMES, (_("content·content"), _("content·position"), _("position·content"),
+                                   _("position·position"))))
+    if name not in labels:
+        raise ValueError(_("name must be one of {0}, got {name!r}.").format(", ".join(TERM_NAMES), name=name))
+    return labels[name]
+
+
+def shares_text(shares: dict[str, float]) -> str:
+    """``{term: share}`` (as :meth:`MixingTerms.shares` gives it) as one line: ``content·content 26 %, …``."""
+    return _(", ").join(_("{term} {percent:.0f} %").format(term=term_label(name), percent=100 * value)
+                        for name, value in shares.items())
 
 
 @dataclass(frozen=True)

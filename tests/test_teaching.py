@@ -177,9 +177,9 @@ NUMBERS: dict[str, Callable[[], str]] = {
     "lab.lookback.ntk_far": lab_value(lambda r: _far(r, "rope-ntk", "lookback"), lambda x: f"{x:.3f}"),
     # notebook 05 §1: the collision and the √d scaling
     "05.concat_gap": output("05", r"with concatenation \[x; p\] the two inputs would be ([\d.]+) apart"),
-    "05.ratio_normal": output("05", r"V = 37000, normal init, ×√d: \|content\| / \|position\| = ([\d.]+)",
+    "05.ratio_normal": output("05", r"V = 37000, N\(0, 1\) init, ×√d: \|content\| / \|position\| = ([\d.]+)",
                               fmt=lambda s: f"{float(s):.0f}"),
-    "05.ratio_xavier": output("05", r"V = 37000, xavier init, ×√d: \|content\| / \|position\| = ([\d.]+)"),
+    "05.ratio_xavier": output("05", r"V = 37000, Xavier init, ×√d: \|content\| / \|position\| = ([\d.]+)"),
 }
 
 
