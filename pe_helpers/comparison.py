@@ -9,6 +9,7 @@ copy task (the offset grows with the length) and the look-back task (a fixed off
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -362,16 +363,19 @@ def format_comparison_accuracies(rows: Sequence[ComparisonRow]) -> str:
     """The lab's mean token accuracies behind the rows, as aligned plain text: one line per scheme, at copy lengths
     ``n ≤ L``, just past ``L`` and from ``2L+1`` on, and on look-back from ``2L+1`` on (``cannot run`` where the model
     has no position for it). Headers and words speak the current language; CJK characters count two columns."""
+    def columns(text: str) -> int:  # terminal columns, as _rjust counts them
+        return len(_rjust(text, 0)) + sum(unicodedata.east_asian_width(c) in "WF" for c in text)
+
     def cell(value: float | None, width: int) -> str:
         return _rjust(str(VERDICT_WORDS["cannot run"]) if value is None else f"{value:.2f}", width)
 
-    def left(text: str, width: int) -> str:  # left-aligned in terminal columns, as _rjust counts them
-        return text + " " * (len(_rjust(text, width)) - len(text))
-
+    name = max([20, *(columns(r.scheme) for r in rows)])
     head = [_("copy n <= L"), _("copy L+1.."), _("copy 2L+1.."), _("look-back 2L+1..")]
-    lines = [left(_("scheme"), 20) + " " + " ".join(_rjust(h, 17 if i == 3 else 12) for i, h in enumerate(head))]
+    title = _("scheme")
+    lines = [title + " " * (name - columns(title)) + " " + " ".join(_rjust(h, 17 if i == 3 else 12)
+                                                                    for i, h in enumerate(head))]
     for r in rows:
         far_lookback = None if r.lookback is None else r.lookback.far
-        lines.append(left(r.scheme, 20) + " " + " ".join([cell(r.lab.in_distribution, 12), cell(r.lab.near, 12),
-                                                          cell(r.lab.far, 12), cell(far_lookback, 17)]))
+        lines.append(r.scheme + " " * (name - columns(r.scheme)) + " " + " ".join(
+            [cell(r.lab.in_distribution, 12), cell(r.lab.near, 12), cell(r.lab.far, 12), cell(far_lookback, 17)]))
     return "\n".join(lines)

@@ -142,3 +142,20 @@ def test_lazy_text_speaks_the_current_language_in_every_use_and_cannot_leak_the_
                 ", ".join([t])  # a str is required: never the msgid in the wrong language
     finally:
         i18n.set_language("en")
+
+
+@pytest.mark.parametrize(("lang", "expected"), [("en", "two trainings: 2.5 s elapsed"), ("zh", "两次训练：用时 2.5 s")])
+def test_say_prints_a_notebook_line_in_the_current_language(lang: str, expected: str, capsys) -> None:  # noqa: ANN001
+    i18n.set_language(lang)
+    try:
+        i18n.say("two trainings: {seconds:.1f} s elapsed", seconds=2.51)
+    finally:
+        i18n.set_language("en")
+    assert capsys.readouterr().out == expected + "\n"
+
+
+def test_the_notebooks_printed_lines_are_in_the_catalogue():
+    """``say("…")`` in a notebook source is a msgid like any ``_()`` of the package."""
+    places = i18n.source_messages()
+    assert any(p.startswith("notebooks/01_") for p in places["{count} non-identity permutations: max|f(ΠX) - Π f(X)| < 1e-5 "
+                                                                 "without positions, >= {broken:.2f} with them"])

@@ -484,7 +484,9 @@ def render_png(fig: Figure, *, text: Mapping[str, str] | None = None, texts: boo
 def with_png_text(png: bytes, key: str, value: str) -> bytes:
     """``png`` with one more text entry (written before its image data): for a PNG already encoded."""
     png = bytes(png)  # an Image widget's value is a memoryview
-    at = png.index(b"IDAT") - 4
+    at = 8  # after the signature, chunk by chunk: length, type, data, CRC
+    while png[at + 4:at + 8] != b"IDAT":
+        at += 12 + struct.unpack(">I", png[at:at + 4])[0]
     return png[:at] + _text_chunk(key, value) + png[at:]
 
 
