@@ -32,7 +32,7 @@ from IPython import get_ipython
 
 from pe_helpers import LearnedPositionalEmbedding, PositionOutOfRangeError, SelfAttention, apply_rope
 from pe_helpers import learned, say
-from pe_helpers.i18n import _  # _("text"): the text in the edition's language
+from pe_helpers.i18n import _, fill  # _("text"): the text in the edition's language
 from pe_helpers.apps import learned_position_app
 from pe_helpers.checks import check_positions_before_projection, check_row_similarity
 from pe_helpers.figures.learned import plot_qkv_change, plot_similarity_heatmaps
@@ -254,13 +254,12 @@ assert check_row_similarity(row_similarity)
 # %% slideshow={"slide_type": "fragment"}
 import contextlib
 import io
-import textwrap
 
 from pe_helpers.checks import expect_error
 
 with contextlib.redirect_stdout(io.StringIO()) as shown, expect_error(PositionOutOfRangeError, match="max_len=16"):
     trained.positions(torch.zeros(1, L + 1, d_model))      # 17 tokens, 16 rows
-print(textwrap.fill(shown.getvalue().strip(), width=100))   # the error's message, in lines that fit a slide
+print(fill(shown.getvalue().strip(), width=100))   # the error's message, in lines that fit a slide (CJK: 2 columns)
 
 # %% slideshow={"slide_type": "skip"}
 try:

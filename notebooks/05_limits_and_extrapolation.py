@@ -26,7 +26,6 @@
 
 # %% slideshow={"slide_type": "-"}
 # %matplotlib inline
-import textwrap
 
 import torch
 from IPython import get_ipython
@@ -38,7 +37,7 @@ from pe_helpers.apps import extrapolation_app
 from pe_helpers.apps.extrapolation import TrainNow
 from pe_helpers.checks import check_copy_loss_mask, check_extrapolation_prediction
 from pe_helpers.figures.extrapolation import accuracy_figure, attention_maps_figure
-from pe_helpers.i18n import _  # _("text"): the text in the edition's language
+from pe_helpers.i18n import _, fill  # _("text"): the text in the edition's language
 
 torch.manual_seed(0)
 get_ipython().InteractiveTB.set_mode(mode="Minimal")  # short tracebacks, set silently (%xmode prints a line)
@@ -411,7 +410,7 @@ try:
     untrained(too_long)
 except PositionOutOfRangeError as error:
     assert f"max_len={2 * L + 1}" in str(error), error
-    print(textwrap.fill(f"{type(error).__name__}: {error}", width=100))
+    print(fill(f"{type(error).__name__}: {error}", width=100))   # lines that fit a slide, in either language
 else:
     raise AssertionError("a learned table must refuse a position it has no row for")
 

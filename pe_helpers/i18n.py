@@ -22,10 +22,12 @@ A string without a translation falls back to English; ``tests/test_i18n.py`` fai
 from __future__ import annotations
 
 import functools
+import re
+import unicodedata
 from importlib import resources
 
-__all__ = ["LANGUAGES", "set_language", "get_language", "gettext", "_", "lazy_", "LazyText", "say", "catalogue", "CJK_FONT",
-           "font_family"]
+__all__ = ["LANGUAGES", "set_language", "get_language", "gettext", "_", "lazy_", "LazyText", "say", "fill", "catalogue",
+           "CJK_FONT", "font_family"]
 
 #: The languages a user can switch to; English is the default and the language of the msgids.
 LANGUAGES = ("en", "zh")
@@ -133,6 +135,37 @@ def say(message: str, *args: object, **fields: object) -> None:
     """
     text = gettext(message)
     print(text.format(*args, **fields) if args or fields else text)
+
+
+#: Characters that take two columns and between which a line may break (CJK ideographs, kana, CJK and full-width
+#: punctuation): Chinese has no spaces to break at.
+_WIDE = "\u2e80-\u9fff\u3000-\u303f\uff00-\uffef"
+_TOKENS = re.compile(rf"[{_WIDE}]|[^\s{_WIDE}]+|\s+")
+
+
+def _columns(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def fill(text: str, width: int = 100) -> str:
+    """``text`` in lines of at most ``width`` terminal columns, like :func:`textwrap.fill`, in either language: a CJK
+    character counts two columns (as in a monospaced font) and a line may break between two of them. Latin words are
+    kept whole; the text's own line breaks are kept; runs of spaces become one."""
+    if isinstance(width, bool) or not isinstance(width, int) or width < 2:
+        raise ValueError(_("width must be an integer >= 2, got {width!r}.").format(width=width))
+    lines = []
+    for paragraph in str(text).splitlines() or [""]:
+        line = ""
+        for token in _TOKENS.findall(paragraph):
+            if token.isspace():
+                line += " " if line and not line.endswith(" ") else ""
+            elif line.strip() and _columns(line.rstrip()) + (line != line.rstrip()) + _columns(token) > width:
+                lines.append(line.rstrip())
+                line = token
+            else:
+                line += token
+        lines.append(line.rstrip())
+    return "\n".join(lines)
 
 
 def lazy_(message: str, *args: object, **fields: object) -> LazyText:
