@@ -64,7 +64,7 @@ class PositionOutOfRangeError(IndexError):
         self.max_len = max_len
         self.asked = asked
         if what == "position":
-            needs = _("position {asked} was asked for").format(asked=asked - 1)
+            needs = _("positions must be in 0..{top}: position {asked} was asked for").format(top=max_len - 1, asked=asked - 1)
         else:
             needs = _("a sequence of length {asked} needs positions 0..{last}").format(asked=asked, last=asked - 1)
         super().__init__(_(
