@@ -49,7 +49,7 @@ from pathlib import Path
 import torch
 
 import pe_helpers
-from pe_helpers import inverse_frequencies, shift_matrix, sinusoidal
+from pe_helpers import inverse_frequencies, say, shift_matrix, sinusoidal
 from pe_helpers.apps import phasor_app
 
 torch.manual_seed(0)
@@ -136,7 +136,7 @@ toc = ["01_attention_is_blind_to_order", "02_learned_position_vectors", "03_sinu
        "04_rotation_identity", "05_limits_and_extrapolation", "06_toward_rope"]
 present = sorted(p.stem for p in Path(".").glob("0[1-9]_*.ipynb"))
 assert present == toc, f"the table above lists {toc}, the folder holds {present}"
-print(len(toc), "notebooks, all present")
+say("{count} notebooks, all present", count=len(toc))
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Notation used throughout
@@ -162,7 +162,7 @@ torch.testing.assert_close(omega, torch.tensor([1.0, 0.01], dtype=torch.float64)
 torch.testing.assert_close(pe[3], torch.tensor([math.sin(3), math.cos(3), math.sin(0.03), math.cos(0.03)],
                                                dtype=torch.float64))
 torch.testing.assert_close(shift_matrix(2, 4) @ pe[3], pe[5])   # R(2)·PE(3) = PE(5)
-print("shape of P:", tuple(pe.shape), "| ω =", [round(w, 4) for w in omega.tolist()])
+say("shape of P: {shape} | ω = {omega}", shape=tuple(pe.shape), omega=[round(w, 4) for w in omega.tolist()])
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## If something goes wrong

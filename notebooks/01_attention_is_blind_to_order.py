@@ -31,7 +31,7 @@ import torch.nn.functional as F
 from IPython import get_ipython
 
 from pe_helpers import SelfAttention, attention_scores, causal_mask, equivariance_gap
-from pe_helpers import permutation_matrix, random_permutation
+from pe_helpers import permutation_matrix, random_permutation, say
 from pe_helpers import order
 from pe_helpers.apps import permutation_app
 from pe_helpers.checks import check_attention, check_equivariance_error, check_permuted_scores
@@ -63,8 +63,8 @@ X = torch.randn(n, d)                 # five tokens, content only
 head = SelfAttention(d, seed=0)       # W_Q, W_K, W_V drawn from seed 0
 Q, K, V = head.project(X)
 out, A = head(X)                      # output softmax(QKᵀ/√d)V and weights A
-print("weights A:", tuple(A.shape), "| every row sums to 1:", bool(torch.allclose(A.sum(-1), torch.ones(n))))
-print("output:   ", tuple(out.shape))
+say("weights A: {shape} | every row sums to 1: {sums}", shape=tuple(A.shape), sums=bool(torch.allclose(A.sum(-1), torch.ones(n))))
+say("output: {shape}", shape=tuple(out.shape))
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # **Check it** against PyTorch's fused kernel, `torch.nn.functional.scaled_dot_product_attention`:
@@ -72,7 +72,7 @@ print("output:   ", tuple(out.shape))
 # %% slideshow={"slide_type": "-"}
 torch.testing.assert_close(out, F.scaled_dot_product_attention(Q, K, V))
 torch.testing.assert_close(A, torch.softmax(Q @ K.T / math.sqrt(d), dim=-1))
-print("pe_helpers attention == torch.nn.functional.scaled_dot_product_attention")
+say("pe_helpers attention == torch.nn.functional.scaled_dot_product_attention: the same outputs and weights")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 1.1 · Attention in three lines (★☆☆ easy · ~5 min)
@@ -135,7 +135,7 @@ for seed in range(20):
     torch.testing.assert_close(attention_scores(Q2, K2), Pi @ S @ Pi.T)   # S' = Π S Πᵀ
     torch.testing.assert_close(A2, Pi @ A @ Pi.T)                        # weights move the same way
     torch.testing.assert_close(out2, Pi @ out)                          # Attention(ΠX) = Π·Attention(X)
-print("20 random permutations: S' = Π S Πᵀ and Attention(ΠX) = Π·Attention(X), up to float32 rounding")
+say("20 random permutations: S' = Π S Πᵀ and Attention(ΠX) = Π·Attention(X), up to float32 rounding")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # > **Misconception:** "equivariant" means "the output does not change". It does change: it is
@@ -197,11 +197,12 @@ for a, b in (order.ZH_PAIR, order.EN_PAIR):
     perm = order.reordering(a, b)                   # b[i] == a[perm[i]]
     out_a, out_b = head(Xa)[0], head(Xb)[0]
     torch.testing.assert_close(out_b, out_a[perm])
-    print(f"{a!r} -> {b!r}: perm = {perm.tolist()}")
+    say("{a!r} -> {b!r}: perm = {perm}", a=a, b=b, perm=perm.tolist())
     for tok in order.tokens(a):
         i, j = order.tokens(a).index(tok), order.tokens(b).index(tok)
         torch.testing.assert_close(out_a[i], out_b[j])
-        print(f"    {tok:>5}: slot {i} -> slot {j}, output[:3] = {[round(v, 3) for v in out_a[i, :3].tolist()]} in both")
+        say("    {tok:>5}: slot {i} -> slot {j}, output[:3] = {out} in both", tok=tok, i=i, j=j,
+            out=[round(v, 3) for v in out_a[i, :3].tolist()])
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **See it**: each row's colours travel with its token label.
@@ -221,7 +222,8 @@ import re
 assert not order.is_reordering("I love you", "you love me")
 assert order.is_reordering(*order.ZH_PAIR) and order.is_reordering(*order.EN_PAIR)
 for first, second in (order.ZH_PAIR, order.EN_PAIR, ("I love you", "you love me")):
-    print(f"is {second!r} a reordering of {first!r}? {order.is_reordering(first, second)}")
+    say("is {second!r} a reordering of {first!r}? {answer}", second=second, first=first,
+        answer=order.is_reordering(first, second))
 try:
     order.reordering("I love you", "you love me")
 except ValueError as err:
@@ -261,7 +263,7 @@ perms = [order.named_order(o, sentence) for o in orders] + [order.named_order("r
 for perm in perms:
     view = order.permutation_view(Xs, sentence, perm, head)
     assert view.score_error < 1e-5 and view.output_error < 1e-5, perm
-print(f"{len(perms)} orders of {sentence!r}: S' = Π S Πᵀ and outputs move with their tokens")
+say("{count} orders of {sentence!r}: S' = Π S Πᵀ and outputs move with their tokens", count=len(perms), sentence=sentence)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5 · Adding position breaks the symmetry (绝对位置编码)
@@ -281,8 +283,8 @@ without = max(equivariance_gap(content_only, X, p) for p in perms)
 broken = min(equivariance_gap(with_positions, X, p) for p in perms)
 assert without < 1e-5, without
 assert broken > 0.05, broken
-print(f"{len(perms)} non-identity permutations: max|f(ΠX) - Π f(X)| < 1e-5 without positions, "
-      f">= {broken:.2f} with them")
+say("{count} non-identity permutations: max|f(ΠX) - Π f(X)| < 1e-5 without positions, >= {broken:.2f} with them",
+    count=len(perms), broken=broken)
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # The very check of section 2, `assert_close(f(ΠX), Π f(X))`, now fails:
@@ -292,7 +294,7 @@ Pi = permutation_matrix(random_permutation(n, seed=0))
 try:
     torch.testing.assert_close(with_positions(Pi @ X), Pi @ with_positions(X))
 except AssertionError as err:
-    print("with positions, Attention(ΠX) = Π·Attention(X) fails:", str(err).splitlines()[0])
+    say("with positions, Attention(ΠX) = Π·Attention(X) fails: assert_close raises {kind}", kind=type(err).__name__)
 else:
     raise AssertionError("adding p_i should break equivariance")
 
@@ -306,7 +308,8 @@ pos3 = P_pos[:3]
 out_a, out_b = head(order.token_vectors(a) + pos3)[0], head(order.token_vectors(b) + pos3)[0]
 gap = float((out_b - out_a[order.reordering(a, b)]).abs().max())
 assert gap > 0.05
-print(f"with positions, 'dog' as subject and 'dog' as object now have different outputs (up to {gap:.2f} apart)")
+say("with positions, {word!r} as subject and {word!r} as object now have different outputs (up to {gap:.2f} apart)",
+    word="dog", gap=gap)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 1.3 · Write the permutation check (★★☆ medium · ~10 min)
@@ -355,7 +358,7 @@ assert check_equivariance_error(equivariance_error)
 causal = lambda x: head(x, causal_mask(x.shape[-2]))[0]
 masked = min(equivariance_gap(causal, X, p) for p in perms)
 assert masked > 0.05, masked
-print(f"causal mask, no positions: max|f(ΠX) - Π f(X)| >= {masked:.2f} for every non-identity permutation")
+say("causal mask, no positions: max|f(ΠX) - Π f(X)| >= {masked:.2f} for every non-identity permutation", masked=masked)
 
 # %% slideshow={"slide_type": "skip"}
 start, word = order.token_vectors("<s> la")
@@ -367,8 +370,8 @@ on_start = weights[1:, 0]
 assert torch.all(on_start[1:] < on_start[:-1]), "the weight on <s> must fall with the slot"
 gaps = torch.cdist(masked_out[1:], masked_out[1:]) + torch.eye(5)
 assert gaps.min() > 1e-3, "with the mask every 'la' has its own output"
-print("no mask: the five 'la' outputs are identical (no position)")
-print("causal mask: weight on <s> at slots 1..5 =", [round(w, 3) for w in on_start.tolist()])
+say("no mask: the five {word!r} outputs are identical (no position)", word="la")
+say("causal mask: weight on <s> at slots 1..5 = {weights}", weights=[round(w, 3) for w in on_start.tolist()])
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Exercise 1.4 · Reorder a masked sequence (★★★ hard · ~15 min)
@@ -422,7 +425,7 @@ masked_new = torch.softmax((P_demo @ S_demo @ P_demo.T).masked_fill(~allowed, fl
 masked_moved = P_demo @ torch.softmax(S_demo.masked_fill(~allowed, float("-inf")), -1) @ P_demo.T
 gap = (masked_new - masked_moved).abs().max()
 assert gap > 0.05, gap
-print(f"no mask: softmax(ΠSΠᵀ) = Π softmax(S) Πᵀ; causal mask: they differ by up to {gap:.2f}")
+say("no mask: softmax(ΠSΠᵀ) = Π softmax(S) Πᵀ; causal mask: they differ by up to {gap:.2f}", gap=gap)
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # > **Misconception:** "without a positional encoding a Transformer cannot know order at all". True

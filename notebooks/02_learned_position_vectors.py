@@ -31,7 +31,8 @@ import torch
 from IPython import get_ipython
 
 from pe_helpers import LearnedPositionalEmbedding, PositionOutOfRangeError, SelfAttention, apply_rope
-from pe_helpers import learned
+from pe_helpers import learned, say
+from pe_helpers.i18n import _, fill  # _("text"): the text in the edition's language
 from pe_helpers.apps import learned_position_app
 from pe_helpers.checks import check_positions_before_projection, check_row_similarity
 from pe_helpers.figures.learned import plot_qkv_change, plot_similarity_heatmaps
@@ -62,11 +63,11 @@ with torch.no_grad():
     rotated = (apply_rope(plain[0], torch.arange(n)), apply_rope(plain[1], torch.arange(n)), plain[2])
 change = lambda new, old: float((new - old).norm() / old.norm())
 changes = {
-    "additive X + P": {m: change(a, b) for m, a, b in zip("QKV", added, plain)},
-    "RoPE (rotates q, k)": {m: change(a, b) for m, a, b in zip("QKV", rotated, plain)},
+    "additive": {m: change(a, b) for m, a, b in zip("QKV", added, plain)},   # X + P
+    "rope": {m: change(a, b) for m, a, b in zip("QKV", rotated, plain)},      # RoPE rotates q, k
 }
 for method, c in changes.items():
-    print(f"{method:>20}: relative change  Q {c['Q']:.2f}   K {c['K']:.2f}   V {c['V']:.2f}")
+    say("{method:>20}: relative change  Q {Q:.2f}   K {K:.2f}   V {V:.2f}", method=learned.QKV_METHODS[method], **c)
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # **Check it**: the change in $V$ is exactly $PW_V$ (likewise for $Q$, $K$), and every one is large.
@@ -75,14 +76,14 @@ for method, c in changes.items():
 P = table.table.detach()
 for M, W, new, old in zip("QKV", (head.W_Q, head.W_K, head.W_V), added, plain):
     torch.testing.assert_close(new - old, P @ W.detach())
-    assert changes["additive X + P"][M] > 0.5, M
+    assert changes["additive"][M] > 0.5, M
 # the same token in two slots gets two different values v
 x = X[0]
 v_two = head.project(table(torch.stack([x, x])))[2].detach()
 assert not torch.allclose(v_two[0], v_two[1]), "one token, two positions: two different v"
-assert changes["RoPE (rotates q, k)"]["V"] == 0.0
+assert changes["rope"]["V"] == 0.0
 torch.testing.assert_close(rotated[0].norm(dim=-1), plain[0].norm(dim=-1))   # RoPE rotates, adds nothing
-print("ΔQ = P W_Q, ΔK = P W_K, ΔV = P W_V: position reaches all three")
+say("ΔQ = P W_Q, ΔK = P W_K, ΔV = P W_V: position reaches all three")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **See it.** RoPE (rotary position embedding, notebook 06) is the contrast: it rotates $q$ and $k$
@@ -121,7 +122,7 @@ torch.testing.assert_close(v_added, v_plain)               # position no longer 
 assert not torch.allclose(X.double() @ head.W_V.detach().double(), v_added)   # ... unlike with the original W_V
 rank = int(torch.linalg.matrix_rank(W_V0))
 assert rank == d - torch.linalg.matrix_rank(P.double()) == 8, rank   # ... at the price of 8 content directions
-print(f"W_V' = (I - Π_U) W_V: (X+P)W_V' = XW_V' up to rounding; rank W_V' = {rank} of {d}")
+say("W_V' = (I - Π_U) W_V: (X+P)W_V' = XW_V' up to rounding; rank W_V' = {rank} of {d}", rank=rank, d=d)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 2.1 · Positions before the projections (★☆☆ easy · ~5 min)
@@ -166,8 +167,8 @@ as_embedding = torch.nn.Embedding.from_pretrained(emb.table.detach())
 torch.testing.assert_close(emb.lookup(torch.arange(L)), as_embedding(torch.arange(L)))   # p_i = row i
 x = torch.zeros(2, 10, d_model)
 torch.testing.assert_close(emb(x), emb.table[:10].expand(2, 10, d_model))                  # X + P[:n]
-print(emb, "|", emb.table.numel(), "parameters: one free vector per position")
-print(f"forward: x of shape {list(x.shape)} -> x + P[:10], the same 10 rows added to each of the 2 sequences")
+say("{emb} | {count} parameters: one free vector per position", emb=emb, count=emb.table.numel())
+say("forward: x of shape {shape} -> x + P[:10], the same 10 rows added to each of the 2 sequences", shape=list(x.shape))
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 3 · Train it briefly on a task that needs order
@@ -182,12 +183,12 @@ print(f"forward: x of shape {list(x.shape)} -> x + P[:10], the same 10 rows adde
 start = time.perf_counter()
 trained = learned.train_running_max()                     # with learned positions
 blind = learned.train_running_max(use_positions=False)    # the same model, no positions
-print(f"two trainings: {time.perf_counter() - start:.1f} s elapsed")
+say("two trainings: {seconds:.1f} s elapsed", seconds=time.perf_counter() - start)
 
 # %% slideshow={"slide_type": "skip"} tags=["nbval-ignore-output"]
 by_slot = learned.accuracy_by_position(blind.model, L)
-print(f"accuracy with learned positions: {trained.accuracy:.2f}; without positions: {blind.accuracy:.2f}")
-print("without positions, accuracy at slots 0..4:", [round(a, 2) for a in by_slot[:5].tolist()])
+say("accuracy with learned positions: {trained:.2f}; without positions: {blind:.2f}", trained=trained.accuracy, blind=blind.accuracy)
+say("without positions, accuracy at slots 0..4: {accuracies}", accuracies=[round(a, 2) for a in by_slot[:5].tolist()])
 assert trained.accuracy > 0.95
 assert blind.accuracy < 0.8 and by_slot[0] < 0.3, "slot 0 cannot know it is first"
 
@@ -197,8 +198,8 @@ assert blind.accuracy < 0.8 and by_slot[0] < 0.3, "slot 0 cannot know it is firs
 # have similar vectors and distant ones point apart: the task taught the table an order.
 
 # %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
-plot_similarity_heatmaps({"before training (random init)": trained.initial_table,
-                          "after training (running maximum)": trained.trained_table})
+plot_similarity_heatmaps({_("before training (random init)"): trained.initial_table,
+                          _("after training (running maximum)"): trained.trained_table})
 
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
 # *Speaker notes.* Random before, a band after: the order of the rows comes from the task, not from the
@@ -210,9 +211,10 @@ plot_similarity_heatmaps({"before training (random init)": trained.initial_table
 # %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 before, after = learned.row_cosine_similarity(trained.initial_table), learned.row_cosine_similarity(trained.trained_table)
 far = torch.ones(L, L, dtype=torch.bool).triu(8)       # pairs at distance >= 8
-for name, c in (("before", before), ("after", after)):
-    print(f"{name:>6}: mean cos of neighbours (|i-j| = 1) {torch.diagonal(c, 1).mean():+.2f}, "
-          f"of distant rows (|i-j| >= 8) {c[far].mean():+.2f}")
+say("before training: mean cos of neighbours (|i-j| = 1) {near:+.2f}, of distant rows (|i-j| >= 8) {far:+.2f}",
+    near=torch.diagonal(before, 1).mean(), far=before[far].mean())
+say(" after training: mean cos of neighbours (|i-j| = 1) {near:+.2f}, of distant rows (|i-j| >= 8) {far:+.2f}",
+    near=torch.diagonal(after, 1).mean(), far=after[far].mean())
 assert torch.diagonal(after, 1).mean() > 0.6 and after[far].mean() < 0
 assert torch.diagonal(before, 1).abs().mean() < 0.2
 
@@ -252,20 +254,19 @@ assert check_row_similarity(row_similarity)
 # %% slideshow={"slide_type": "fragment"}
 import contextlib
 import io
-import textwrap
 
 from pe_helpers.checks import expect_error
 
 with contextlib.redirect_stdout(io.StringIO()) as shown, expect_error(PositionOutOfRangeError, match="max_len=16"):
     trained.positions(torch.zeros(1, L + 1, d_model))      # 17 tokens, 16 rows
-print(textwrap.fill(shown.getvalue().strip(), width=100))   # the error's message, in lines that fit a slide
+print(fill(shown.getvalue().strip(), width=100))   # the error's message, in lines that fit a slide (CJK: 2 columns)
 
 # %% slideshow={"slide_type": "skip"}
 try:
     trained.positions.lookup([L])
 except PositionOutOfRangeError as err:
     assert err.max_len == L and f"max_len={L}" in str(err)
-    print("PositionOutOfRangeError names the table size:", f"max_len={err.max_len}")
+    say("PositionOutOfRangeError names the table size: max_len={max_len}", max_len=err.max_len)
 else:
     raise AssertionError("position L must raise")
 
@@ -284,15 +285,17 @@ torch.testing.assert_close(bigger.table[:L], trained.positions.table)     # trai
 big = learned.row_cosine_similarity(bigger.table)
 untrained_vs_trained = big[L:, :L].abs().mean()
 random_level = (2 / (torch.pi * d_model)) ** 0.5
-print(f"mean |cos| between new and trained rows: {untrained_vs_trained:.2f} (random vectors: {random_level:.2f})")
-print(f"cos(p_15, p_14) = {big[15, 14]:+.2f} (trained neighbours), cos(p_16, p_15) = {big[16, 15]:+.2f} (new row)")
+say("mean |cos| between new and trained rows: {new:.2f} (random vectors: {random:.2f})", new=untrained_vs_trained,
+    random=random_level)
+say("cos(p_15, p_14) = {old:+.2f} (trained neighbours), cos(p_16, p_15) = {new:+.2f} (new row)", old=big[15, 14], new=big[16, 15])
 assert abs(untrained_vs_trained - random_level) < 0.05
 assert big[15, 14] > 0.6 and abs(big[16, 15]) < 0.4
 
 # %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
-plot_similarity_heatmaps({"trained table enlarged to 24 rows": bigger.table.detach(),
-                          "reference: 24 random rows": LearnedPositionalEmbedding(24, d_model, seed=2).table.detach()},
-                         trained_rows={"trained table enlarged to 24 rows": L})
+enlarged = _("trained table enlarged to {rows} rows").format(rows=24)
+plot_similarity_heatmaps({enlarged: bigger.table.detach(),
+                          _("reference: {rows} random rows").format(rows=24): LearnedPositionalEmbedding(24, d_model, seed=2).table.detach()},
+                         trained_rows={enlarged: L})
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 6 · Slide through the rows
@@ -316,7 +319,7 @@ for i in (0, 7, 15, 16, 23):
     expected = learned.row_cosine_similarity(bigger.table)[i]
     torch.testing.assert_close(torch.as_tensor(app.artists["cosines"].get_ydata()), expected)
     assert (_("never-trained row") in app.caption.value) == (i >= L)  # the caption, in either language
-print("app rows 0, 7, 15 (trained) and 16, 23 (never trained) match the table")
+say("app rows 0, 7, 15 (trained) and 16, 23 (never trained) match the table")
 
 # %% slideshow={"slide_type": "subslide"} tags=["nbval-ignore-output"]
 learned_position_app()
@@ -377,8 +380,9 @@ torch.testing.assert_close(P_trained @ W_blind, torch.zeros_like(P_trained), rto
 contents = torch.randn(2000, d_model, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
 kept = float(((contents @ W_blind).norm(dim=1) ** 2).mean().sqrt() / (contents.norm(dim=1) ** 2).mean().sqrt())
 assert abs(kept - ((d_model - rank) / d_model) ** 0.5) < 0.02, kept
-print(f"rank of the trained table: {rank} of {d_model}; p_i W_V = 0 for all {L} rows")
-print(f"a random content vector keeps {kept:.2f} of its norm (√((d − r)/d) = {((d_model - rank) / d_model) ** 0.5:.2f})")
+say("rank of the trained table: {rank} of {d}; p_i W_V = 0 for all {rows} rows", rank=rank, d=d_model, rows=L)
+say("a random content vector keeps {kept:.2f} of its norm (√((d − r)/d) = {bound:.2f})", kept=kept,
+    bound=((d_model - rank) / d_model) ** 0.5)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # > **Misconception:** "a bigger table means the model handles longer inputs". The table can grow

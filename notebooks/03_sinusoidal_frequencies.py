@@ -32,7 +32,7 @@ import math
 
 import torch
 
-from pe_helpers import inverse_frequencies, layout_permutation, sinusoidal, wavelengths
+from pe_helpers import inverse_frequencies, layout_permutation, say, sinusoidal, wavelengths
 from pe_helpers.apps import frequency_heatmap_app
 from pe_helpers.checks import check_concatenated_to_interleaved, check_sinusoidal, example_mistakes
 from pe_helpers.figures import (build_frequency_heatmap, draw_dimension_traces, draw_float32_error, draw_frequencies,
@@ -67,7 +67,7 @@ pe = sinusoidal(50, d, dtype=torch.float64)
 torch.testing.assert_close(pe[:, 0::2], torch.sin(pos / 10000 ** (two_i / d)))
 torch.testing.assert_close(pe[:, 1::2], torch.cos(pos / 10000 ** (two_i / d)))
 torch.testing.assert_close(inverse_frequencies(d), 10000 ** (-two_i / d))
-print("PE(pos, 2i) = sin(pos/10000^(2i/d)) and PE(pos, 2i+1) = cos(pos/10000^(2i/d)) for pos < 50, d = 16")
+say("PE(pos, 2i) = sin(pos/10000^(2i/d)) and PE(pos, 2i+1) = cos(pos/10000^(2i/d)) for pos < 50, d = 16")
 print("PE(1)[:6] =", [round(v, 4) for v in pe[1, :6].tolist()])
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -97,8 +97,8 @@ for d, base in [(16, 10000.0), (64, 10000.0), (512, 10000.0), (64, 100.0)]:
     assert math.isclose(lam[0], 2 * math.pi), "pair 0 has wavelength 2π"
     assert 2 * math.pi <= lam.min() and lam.max() < 2 * math.pi * base, "wavelengths lie in [2π, 2π·base)"
     torch.testing.assert_close(lam[-1], torch.tensor(2 * math.pi * base ** ((d - 2) / d), dtype=torch.float64))
-    print(f"d = {d:3d}, base = {base:7.0f}: ratio ω_(i+1)/ω_i = {base ** (-2 / d):.4f}, "
-          f"wavelengths {lam[0]:.2f} … {lam[-1]:9.1f}  (2π·base = {2 * math.pi * base:.1f})")
+    say("d = {d:3d}, base = {base:7.0f}: ratio ω_(i+1)/ω_i = {ratio:.4f}, wavelengths {first:.2f} … {last:9.1f}  "
+        "(2π·base = {top:.1f})", d=d, base=base, ratio=base ** (-2 / d), first=lam[0], last=lam[-1], top=2 * math.pi * base)
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # > **Misconception:** "the frequencies are spread evenly over the dimensions". They are not: half of the pairs
@@ -136,8 +136,8 @@ sin_part = sinusoidal(64, 64)[1:, 0::2]  # rows 1..63: skip sin(0) = 0
 changes = (torch.sign(sin_part[1:]) != torch.sign(sin_part[:-1])).sum(dim=0)
 assert bool((changes[1:] <= changes[:-1]).all()), "sign changes must not increase from left to right"
 assert changes[0] >= 19 and changes[-1] == 0
-print("sign changes over positions 1..63, pairs 0..11:", changes[:12].tolist())
-print("sign changes of the last pair (31):", int(changes[-1]))
+say("sign changes over positions 1..63, pairs 0..11: {changes}", changes=changes[:12].tolist())
+say("sign changes of the last pair (31): {changes}", changes=int(changes[-1]))
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # **A binary counter (d2l.ai §11.6).** Write the positions 0, 1, 2, … in binary: the lowest bit flips at every step,
@@ -150,8 +150,8 @@ bits = (torch.arange(64)[:, None] >> torch.arange(6)) & 1            # [64, 6]: 
 flips = (bits[1:] != bits[:-1]).sum(dim=0)
 assert flips.tolist() == [63 // 2 ** b for b in range(6)] == [63, 31, 15, 7, 3, 1]   # each bit half as often
 assert bool((flips[1:] < flips[:-1]).all()) and bool((changes[1:] <= changes[:-1]).all())  # both fall left to right
-print("flips of bits 0..5 over positions 0..63:", flips.tolist())
-print("sign changes of pairs 0..5 (d = 64):     ", changes[:6].tolist())
+say("flips of bits 0..5 over positions 0..63: {flips}", flips=flips.tolist())
+say("sign changes of pairs 0..5 (d = 64):      {changes}", changes=changes[:6].tolist())
 
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
 # *Speaker notes.* Both count position with a geometric ladder of periods; the sinusoidal one uses a ratio below 2
@@ -176,7 +176,7 @@ pe = sinusoidal(300, 32, dtype=torch.float64)
 angles = torch.arange(300, dtype=torch.float64)[:, None] * inverse_frequencies(32)
 torch.testing.assert_close(pe[:, 1::2], torch.sin(angles + math.pi / 2))  # cos = sin shifted by π/2
 torch.testing.assert_close(pe[:, 0::2] ** 2 + pe[:, 1::2] ** 2, torch.ones(300, 16, dtype=torch.float64))
-print("cos(pos·ω_i) = sin(pos·ω_i + π/2) and sin² + cos² = 1 for every pair, pos < 300, d = 32")
+say("cos(pos·ω_i) = sin(pos·ω_i + π/2) and sin² + cos² = 1 for every pair, pos < 300, d = 32")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 3.1 · Implement the sinusoidal table yourself (★☆☆ easy · ~10 min)
@@ -227,7 +227,7 @@ assert check_sinusoidal(my_sinusoidal)
 for name, (buggy, what) in example_mistakes().items():
     result = check_sinusoidal(buggy, quiet=True)
     assert not result and result.mistake == name, (name, result)
-    print(f"rejected, recognised as {result.mistake!r:30} <- {what}")
+    say("rejected, recognised as {name!r:30} <- {what}", name=result.mistake, what=what)
 print()
 _ = check_sinusoidal(example_mistakes()["cos-exponent"][0])  # what a student sees
 
@@ -261,8 +261,8 @@ with torch.no_grad():
     permuted.weight.copy_(layer.weight[:, perm])  # the same weights, columns reordered like the input
     permuted.bias.copy_(layer.bias)
     torch.testing.assert_close(permuted(concat), layer(inter))
-print("σ =", perm[:8].tolist(), "…", perm[-4:].tolist())
-print("Linear(W)(interleaved) == Linear(W[:, σ])(concatenated), up to float32 rounding")
+say("σ = {head} … {tail}", head=perm[:8].tolist(), tail=perm[-4:].tolist())
+say("Linear(W)(interleaved) == Linear(W[:, σ])(concatenated), up to float32 rounding")
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # > **Misconception:** "interleaved and concatenated are two different encodings". They carry exactly the same
@@ -290,9 +290,10 @@ t2t_table = torch.cat([torch.sin(torch.arange(100.0)[:, None] * t2t_omega),
 same_cols = [j for j in range(d) if any(torch.allclose(t2t_table[:, j], inter[:, c]) for c in range(d))]
 assert same_cols == [0, d // 2], same_cols                      # only sin and cos of pair 0 coincide
 torch.testing.assert_close(concat, inter[:, perm])             # while the paper's own layouts differ by a permutation
-print(f"d = {d}: ω_1 paper {float(paper_omega[1]):.4f} vs t2t/fairseq {float(t2t_omega[1]):.4f}")
-print(f"slowest wavelength paper {2 * math.pi / float(paper_omega[-1]):.0f} vs t2t {2 * math.pi / float(t2t_omega[-1]):.0f}")
-print("t2t columns found in the paper's table:", same_cols, "(pair 0 only)")
+say("d = {d}: ω_1 paper {paper:.4f} vs t2t/fairseq {t2t:.4f}", d=d, paper=float(paper_omega[1]), t2t=float(t2t_omega[1]))
+say("slowest wavelength paper {paper:.0f} vs t2t {t2t:.0f}", paper=2 * math.pi / float(paper_omega[-1]),
+    t2t=2 * math.pi / float(t2t_omega[-1]))
+say("t2t columns found in the paper's table: {columns} (pair 0 only)", columns=same_cols)
 
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
 # *Speaker notes.* fairseq also numbers positions from `padding_idx + 1` (the row of `padding_idx` is zero), so its
@@ -354,8 +355,8 @@ seed_table = sinusoidal_position_embedding(4096, 64)
 assert torch.equal(seed_table, seed_sinusoidal(4096, 64)), "pe_helpers keeps the seed's recipe as seed_sinusoidal"
 some = torch.tensor([0, 1, 255, 4095])
 assert torch.equal(seed_sinusoidal_rows(some, 64), seed_table[some]), "same float32 operations, row by row"
-print("the seed's recipe, rebuilt row by row, matches bit for bit:")
-print("we can evaluate it at position 1e6 without a 1e6-row table")
+say("the seed's recipe, rebuilt row by row, matches bit for bit:")
+say("we can evaluate it at position 1e6 without a 1e6-row table")
 
 # %% slideshow={"slide_type": "skip"}
 d = 64
@@ -378,8 +379,8 @@ at = {int(p): float(e) for p, e in zip(positions, seed_error)}
 assert at[100000] > 1e-3 and at[1000000] > 1e-2, "float32 angles are visibly off at large positions"
 assert float(helper_error.max()) < 1e-6, "float64 angles: float32 output within 1e-6 up to 1e6"
 for p in (10000, 100000, 1000000):
-    print(f"pos = {p:>7}: float32 spacing {float(float32_spacing(p)):.4f}, seed recipe error ≈ "
-          f"{at[p]:.0e}, pe_helpers error < 1e-6")
+    say("pos = {p:>7}: float32 spacing {spacing:.4f}, seed recipe error ≈ {error:.0e}, pe_helpers error < 1e-6",
+        p=p, spacing=float(float32_spacing(p)), error=at[p])
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **bf16.** Many models run in bfloat16, which keeps only 8 significant bits:
@@ -397,9 +398,9 @@ assert bool(exact[:257].all()) and not bool(exact[257])
 assert float(torch.tensor(257.0).bfloat16()) == 256.0
 rounded = [int(v) for v in torch.arange(257.0, 265.0).bfloat16().float().tolist()]
 assert rounded == [256, 258, 260, 260, 260, 262, 264, 264]
-print(f"bf16 stores every position 0..256 exactly; 257 becomes {float(torch.tensor(257.0).bfloat16()):.0f}")
-print(f"of positions 257..4095 only {int(exact[257:].sum())} of {4096 - 257} are exact")
-print("positions 257..264 in bf16:", rounded)
+say("bf16 stores every position 0..256 exactly; 257 becomes {value:.0f}", value=float(torch.tensor(257.0).bfloat16()))
+say("of positions 257..4095 only {exact} of {count} are exact", exact=int(exact[257:].sum()), count=4096 - 257)
+say("positions 257..264 in bf16: {rounded}", rounded=rounded)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 3.3 · How many columns tell every position apart? (★★★ hard · ~15 min)
@@ -452,8 +453,8 @@ torch.testing.assert_close(inverse_frequencies(8), torch.tensor([1.0, 0.1, 0.01,
 assert torch.equal(rows6[0], rows6[6]), "with d = 6, positions 0 and 6 collide"
 assert len(torch.unique(rows6, dim=0)) < 16 and len(torch.unique(rows8, dim=0)) == 16
 assert rows8[0, 2] != rows8[6, 2], "with d = 8 the second pair's sin column separates them"
-print("d = 6: PE(0) and PE(6) both round to", (rows6[0] + 0.0).tolist())
-print("d = 8: PE(0) ->", (rows8[0] + 0.0).tolist(), " PE(6) ->", (rows8[6] + 0.0).tolist())
+say("d = 6: PE(0) and PE(6) both round to {row}", row=(rows6[0] + 0.0).tolist())
+say("d = 8: PE(0) -> {row0}  PE(6) -> {row6}", row0=(rows8[0] + 0.0).tolist(), row6=(rows8[6] + 0.0).tolist())
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Summary

@@ -28,7 +28,7 @@ import math
 
 import torch
 
-from pe_helpers import apply_rope, inverse_frequencies, shift_matrix, sinusoidal
+from pe_helpers import apply_rope, inverse_frequencies, say, shift_matrix, sinusoidal
 from pe_helpers.apps import dot_product_app, phasor_app
 from pe_helpers.checks import check_rotation_block, check_shift_matrix
 from pe_helpers.figures import draw_shift_matrix, plot_dot_products, static_figure
@@ -52,8 +52,7 @@ torch.testing.assert_close(s**2 + c**2, torch.ones_like(s))  # on the unit circl
 angle = torch.atan2(s, c)  # the point (x, y) = (cos, sin) has angle pos·ω_i
 step = torch.remainder(angle[1:] - angle[:-1] + math.pi, 2 * math.pi) - math.pi
 torch.testing.assert_close(step, inverse_frequencies(d).expand_as(step))
-print("sin² + cos² = 1, and each step turns pair i by ω_i:",
-      [round(w, 4) for w in inverse_frequencies(d)[:4].tolist()], "… rad")
+say("sin² + cos² = 1, and each step turns pair i by ω_i: {omega} … rad", omega=[round(w, 4) for w in inverse_frequencies(d)[:4].tolist()])
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # **See it.** The app on the next slide shows pair `i` at `pos` (blue) and at `pos + k` (orange), and the angle
@@ -122,7 +121,7 @@ for k in range(-60, 61, 3):  # negative k too: moving backwards
     start, stop = max(0, -k), 600 - max(0, k)
     torch.testing.assert_close(pe[start + k: stop + k], pe[start:stop] @ R.T)  # every row: PE(pos+k) = R(k) PE(pos)
     checked += stop - start
-print(f"PE(pos + k) = R(k) PE(pos) for {checked} (pos, k) pairs, k from -60 to 60, pos < 600, d = {d}")
+say("PE(pos + k) = R(k) PE(pos) for {checked} (pos, k) pairs, k from -60 to 60, pos < 600, d = {d}", checked=checked, d=d)
 
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
 # *Speaker notes.* Section 3 shows what the raw dot product keeps; notebook 05 trains models.
@@ -143,7 +142,7 @@ for a, b in [(3, 4), (10, -25), (-7, -8), (100, 1)]:
     torch.testing.assert_close(shift_matrix(a, d) @ shift_matrix(b, d), shift_matrix(a + b, d))
 norms = sinusoidal(1000, d, dtype=torch.float64).pow(2).sum(dim=1)
 torch.testing.assert_close(norms, torch.full_like(norms, d / 2))
-print("R(k)ᵀR(k) = I, det R(k) = 1, R(-k) = R(k)ᵀ, R(a)R(b) = R(a+b); |PE(pos)|² = d/2 =", d // 2)
+say("R(k)ᵀR(k) = I, det R(k) = 1, R(-k) = R(k)ᵀ, R(a)R(b) = R(a+b); |PE(pos)|² = d/2 = {half}", half=d // 2)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 4.1 · Build the 2×2 block of R(k) for one pair (★☆☆ easy · ~5 min)
@@ -193,7 +192,7 @@ torch.testing.assert_close(textbook_block(k, 1.0) @ at(pos), at(pos - k))  # bac
 torch.testing.assert_close(textbook_block(k, 1.0), right.T)
 result = check_rotation_block(textbook_block, quiet=True)
 assert not result and result.mistake == "transposed"
-print(f"textbook matrix · PE_i({pos:g}) = PE_i({pos - k:g}); the checker names it {result.mistake!r}")
+say("textbook matrix · PE_i({pos:g}) = PE_i({back:g}); the checker names it {name!r}", pos=pos, back=pos - k, name=result.mistake)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 4.2 · Build the whole R(k) (★★☆ medium · ~10 min)
@@ -257,8 +256,8 @@ for p in (0, 5, 300, 999):
 for p in (300, 999):
     torch.testing.assert_close(pe[p - ks] @ pe[p], pe[p + ks] @ pe[p])  # +k and -k: the same value
 torch.testing.assert_close(pe_dot_product(-ks, d), formula)
-print(f"PE(p)·PE(p+k) = Σ cos(k·ω_i) for p in (0, 5, 300, 999), k = 0..300, and equal for -k; at k = 0 it is "
-      f"{float(formula[0]):.0f} = d/2")
+say("PE(p)·PE(p+k) = Σ cos(k·ω_i) for p in (0, 5, 300, 999), k = 0..300, and equal for -k; at k = 0 it is {top:.0f} = d/2",
+    top=float(formula[0]))
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **Claim.** The decay with $|k|$ is not monotone: for every setting below there is a $k$ where the dot
@@ -271,8 +270,8 @@ for d, base in [(16, 10000.0), (64, 10000.0), (128, 10000.0), (64, 100.0)]:
     f = pe_dot_product(torch.tensor([k, k + 1]), d, base)
     assert f[1] > f[0]
     far = pe_dot_product(torch.arange(0, 1001), d, base)
-    print(f"d = {d:3d}, base = {base:7.0f}: rises from k = {k} to {k + 1} ({float(f[0]):.3f} -> {float(f[1]):.3f}); "
-          f"over k <= 1000: {float(far.min()):.2f} to {d // 2}")
+    say("d = {d:3d}, base = {base:7.0f}: rises from k = {k} to {k1} ({f0:.3f} -> {f1:.3f}); over k <= 1000: {low:.2f} to {top}",
+        d=d, base=base, k=k, k1=k + 1, f0=float(f[0]), f1=float(f[1]), low=float(far.min()), top=d // 2)
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # > **Misconception:** "the dot product of two sinusoidal encodings tells the model which token is earlier".
@@ -332,10 +331,11 @@ torch.testing.assert_close(curve, pe_dot_product(offsets - k0_demo, d_demo))
 assert int(offsets[curve.argmax()]) == k0_demo
 ahead, behind = float(curve[offsets == k0_demo]), float(curve[offsets == -k0_demo])
 assert ahead - behind > 1.0, (ahead, behind)
-print(f"W = R(-{k0_demo}): score {ahead:.2f} at q - p = +{k0_demo}, {behind:.2f} at -{k0_demo}: direction is visible")
+say("W = R(-{k0}): score {ahead:.2f} at q - p = +{k0}, {behind:.2f} at -{k0}: direction is visible", k0=k0_demo, ahead=ahead,
+    behind=behind)
 shown = [-14, -7, 0, 7, 14]
-print("q - p:", "".join(f"{o:+8d}" for o in shown))
-print("score:", "".join(f"{float(curve[offsets == o]):8.2f}" for o in shown))
+say("q - p: {offsets}", offsets="".join(f"{o:+8d}" for o in shown))
+say("score: {scores}", scores="".join(f"{float(curve[offsets == o]):8.2f}" for o in shown))
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4 · Toward RoPE (notebook 06)
@@ -350,7 +350,7 @@ print("score:", "".join(f"{float(curve[offsets == o]):8.2f}" for o in shown))
 q, k = torch.randn(2, 16, dtype=torch.float64)
 score = lambda m, n: float(apply_rope(q[None], [m])[0] @ apply_rope(k[None], [n])[0])  # noqa: E731
 for m, n in [(57, 50), (10, 3)]:
-    print(f"q at {m:2d}, k at {n:2d} (offset {n - m}): score {score(m, n):.4f}")
+    say("q at {m:2d}, k at {n:2d} (offset {k}): score {score:.4f}", m=m, n=n, k=n - m, score=score(m, n))
 assert math.isclose(score(57, 50), score(10, 3), abs_tol=1e-9), "same offset, same score"
 
 # %% [markdown] slideshow={"slide_type": "slide"}

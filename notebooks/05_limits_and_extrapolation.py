@@ -27,20 +27,20 @@
 
 # %% slideshow={"slide_type": "-"}
 # %matplotlib inline
-import textwrap
 
 import torch
 from IPython import get_ipython
 from IPython.display import Markdown, display
 
-from pe_helpers import PositionOutOfRangeError, SelfAttention, sinusoidal
+from pe_helpers import PositionOutOfRangeError, SelfAttention, say, sinusoidal
 from pe_helpers import extrapolation as lab
 from pe_helpers.apps import extrapolation_app
 from pe_helpers.apps.extrapolation import TrainNow
 from pe_helpers.checks import check_copy_loss_mask, check_extrapolation_prediction
 from pe_helpers.figures.extrapolation import accuracy_figure, attention_maps_figure
+from pe_helpers.i18n import _, fill  # _("text"): the text in the edition's language
 
-_ = torch.manual_seed(0)
+torch.manual_seed(0)
 get_ipython().InteractiveTB.set_mode(mode="Minimal")  # short tracebacks, set silently (%xmode prints a line)
 reference = lab.reference_results()   # 5 seeds × 11 schemes × 2 tasks, no training
 L = reference.train_len               # the training size: sizes 1..L, tested on 1..4L
@@ -64,9 +64,9 @@ a, i, j = 3, 5, 40
 x_b = tokens[a] + pe[i] - pe[j]             # a perfectly legal token vector
 sum_1 = tokens[a] + pe[i]                   # token a at position 5
 sum_2 = x_b + pe[j]                         # token b at position 40
-print(f"|x_a - x_b| = {(tokens[a] - x_b).norm():.2f}   (different tokens)")
-print(f"|p_5 - p_40| = {(pe[i] - pe[j]).norm():.2f}   (different positions)")
-print("the two sums agree to float32 rounding:", bool(torch.allclose(sum_1, sum_2, atol=1e-5)))
+say("|x_a - x_b| = {gap:.2f}   (different tokens)", gap=(tokens[a] - x_b).norm())
+say("|p_5 - p_40| = {gap:.2f}   (different positions)", gap=(pe[i] - pe[j]).norm())
+say("the two sums agree to float32 rounding: {same}", same=bool(torch.allclose(sum_1, sum_2, atol=1e-5)))
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # **Check it**: the next layer's queries, keys and values are identical for both, while the two pairs
@@ -83,7 +83,7 @@ W_cat = torch.randn(2 * d, d, generator=torch.Generator().manual_seed(2))   # a 
 W_x, W_p = W_cat[:d], W_cat[d:]
 x_a = tokens[a]
 torch.testing.assert_close(torch.cat([x_a, pe[i]]) @ W_cat, x_a @ W_x + pe[i] @ W_p)
-print("[x; p] W = x W_x + p W_p: concatenation is addition with separate projections")
+say("[x; p] W = x W_x + p W_p: concatenation is addition with separate projections")
 
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
 # **Try it**: pick other `a, i, j`. The collision works for every choice, because the construction only
@@ -122,16 +122,16 @@ x_mix *= p_mix.norm(dim=1).mean() / x_mix.norm(dim=1).mean()          # content 
 w_q, w_k = mixing.head_projections(head)                               # the random head of above
 before = mixing.mixing_terms(x_mix, p_mix)                              # M = I
 after = mixing.mixing_terms(x_mix, p_mix, w_q, w_k)                     # M = W_Q W_Kᵀ
-q_mix, k_mix, _ = head.project((x_mix + p_mix).float())
+q_mix, k_mix, v_mix = head.project((x_mix + p_mix).float())
 torch.testing.assert_close(after.total.float(), q_mix @ k_mix.T, rtol=1e-4, atol=1e-4)  # the four terms = the score
 toeplitz_before = mixing.toeplitz_deviation(before.position_position)
 toeplitz_after = mixing.toeplitz_deviation(after.position_position)
 assert toeplitz_before < 1e-6, toeplitz_before      # PE·PEᵀ: a function of j − i only
 assert toeplitz_after > 0.3, toeplitz_after         # PE·M·PEᵀ: not (random M)
-print(f"position·position term, spread along a diagonal / its largest value: before W_Q W_Kᵀ {toeplitz_before:.0e}, "
-      f"after {toeplitz_after:.2f}")
-print("share of the score (Frobenius norms), after the projections:")
-print("   ", ", ".join(f"{k} {100 * v:.0f} %" for k, v in after.shares().items()))
+say("position·position term, spread along a diagonal / its largest value: before W_Q W_Kᵀ {before:.0e}, after {after:.2f}",
+    before=toeplitz_before, after=toeplitz_after)
+say("share of the score (Frobenius norms), after the projections:")
+say("    {shares}", shares=mixing.shares_text(after.shares()))
 
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]
 # `pe_helpers.mixing` computes the four terms (and asserts that they sum to the score). The expansion is
@@ -145,7 +145,7 @@ print("   ", ", ".join(f"{k} {100 * v:.0f} %" for k, v in after.shares().items()
 # smooth but, after the projections, not constant along the diagonals.
 
 # %% slideshow={"slide_type": "-"}
-build_mixing(after, note="random W_Q, W_K (SelfAttention, seed 0), d = 32, after the projections")
+build_mixing(after, note=_("random W_Q, W_K (SelfAttention, seed 0), d = 32, after the projections"))
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **Why RoPE rotates $q$ and $k$** (notebook 06). RoPE applies the position *after* the projections,
@@ -158,8 +158,8 @@ rope_scores = mixing.rope_position_scores(q_mix[0], k_mix[1], n_mix)   # (R_m q)
 assert mixing.toeplitz_deviation(rope_scores) < 1e-6
 additive_scores = (q_mix[0] + p_mix.float() @ head.W_Q) @ (k_mix[1] + p_mix.float() @ head.W_K).T
 assert mixing.toeplitz_deviation(additive_scores) > 0.1
-print(f"same q, k at every position: RoPE spread {mixing.toeplitz_deviation(rope_scores):.0e} (Toeplitz); "
-      f"added p, projected: {mixing.toeplitz_deviation(additive_scores):.2f}")
+say("same q, k at every position: RoPE spread {rope:.0e} (Toeplitz); added p, projected: {added:.2f}",
+    rope=mixing.toeplitz_deviation(rope_scores), added=mixing.toeplitz_deviation(additive_scores))
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # **On trained weights.** A small sinusoidal copy model, trained here in about 2 s, gives a trained $W_QW_K^\top$.
@@ -186,12 +186,12 @@ M_random = (w_q @ w_k.T)
 rel_random = float(mixing.relative_part(M_random).norm() / M_random.norm())
 assert 0.5 < rel_random / (1 / d) ** 0.5 < 1.5, rel_random   # d of the d² directions of M
 for h, shares, spread_t, rel_t in rows:
-    print(f"trained head {h}: " + ", ".join(f"{k} {100 * v:.0f} %" for k, v in shares.items()))
-    print(f"    p·p spread {spread_t:.2f}; relative part of M: {100 * rel_t:.0f} % of its norm")
-print(f"random head: relative part of M: {100 * rel_random:.0f} % (a random d × d matrix: about √(1/d) = "
-      f"{100 * (1 / d) ** 0.5:.0f} %)")
-print(f"content/position norm ratio in the trained model (no √d scaling): "
-      f"{float(content_t.norm(dim=1).mean() / position_t.norm(dim=1).mean()):.2f}")
+    say("trained head {h}: {shares}", h=h, shares=mixing.shares_text(shares))
+    say("    p·p spread {spread:.2f}; relative part of M: {percent:.0f} % of its norm", spread=spread_t, percent=100 * rel_t)
+say("random head: relative part of M: {percent:.0f} % (a random d × d matrix: about √(1/d) = {expected:.0f} %)",
+    percent=100 * rel_random, expected=100 * (1 / d) ** 0.5)
+say("content/position norm ratio in the trained model (no √d scaling): {ratio:.2f}",
+    ratio=float(content_t.norm(dim=1).mean() / position_t.norm(dim=1).mean()))
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **Try it**: switch random/trained weights, before/after the projections, and scale the content.
@@ -225,11 +225,11 @@ for init, vocab in (("normal", 37000), ("xavier", 37000), ("xavier", 11)):
     measured, predicted = mixing.embedding_norm_ratio(512, vocab, init=init)
     assert abs(measured / predicted - 1) < 0.02, (init, vocab, measured, predicted)
     ratios[init, vocab] = measured
-    print(f"d = 512, V = {vocab:5d}, {init:6s} init, ×√d: |content| / |position| = {measured:.2f} "
-          f"(predicted {predicted:.2f})")
+    say("d = 512, V = {vocab:5d}, {init:6s} init, ×√d: |content| / |position| = {measured:.2f} (predicted {predicted:.2f})",
+        vocab=vocab, init={"normal": "N(0, 1)", "xavier": "Xavier"}[init], measured=measured, predicted=predicted)
 assert ratios["normal", 37000] > 30 and ratios["xavier", 37000] < 0.3
-unscaled, _ = mixing.embedding_norm_ratio(512, 37000, init="xavier", scale=False)
-print(f"without the √d factor (Xavier, V = 37000) it would be {unscaled:.3f}: position would drown the tokens")
+unscaled, _predicted = mixing.embedding_norm_ratio(512, 37000, init="xavier", scale=False)
+say("without the √d factor (Xavier, V = 37000) it would be {ratio:.3f}: position would drown the tokens", ratio=unscaled)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Dropout acts on the sum
@@ -249,8 +249,8 @@ torch.manual_seed(5); dropped_p = drop(p_d)
 torch.testing.assert_close(dropped_sum, dropped_x + dropped_p)          # the same mask on both
 zeroed = dropped_sum == 0
 assert bool((dropped_x[zeroed] == 0).all() and (dropped_p[zeroed] == 0).all())
-print("dropout(x + p) = dropout(x) + dropout(p): one mask for both")
-print(f"{int(zeroed.sum())} of {zeroed.numel()} coordinates dropped from both")
+say("dropout(x + p) = dropout(x) + dropout(p): one mask for both")
+say("{dropped} of {count} coordinates dropped from both", dropped=int(zeroed.sum()), count=zeroed.numel())
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 5.3 · Keep only the relative part of W_Q W_Kᵀ (★★★ hard · ~20 min)
@@ -434,7 +434,10 @@ display(Markdown(reference.table_markdown("copy", [L, 2 * L, 4 * L])))
 display(Markdown(reference.table_markdown("lookback", [L, 2 * L, 4 * L])))
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# Asking the learned table for a row it does not have is an error, not a wrong answer:
+# ### No row, no answer
+#
+# The learned table has exactly $2L + 1 = 17$ rows, one per training position. Asking it for row 17 is an error,
+# not a wrong answer; `learned-extended` runs past it only with rows that were never trained:
 
 # %% slideshow={"slide_type": "-"}
 too_long = lab.eval_batch(L + 1, vocab_size=10).inputs      # size L + 1: 2L + 3 positions
@@ -443,7 +446,7 @@ try:
     untrained(too_long)
 except PositionOutOfRangeError as error:
     assert f"max_len={2 * L + 1}" in str(error), error
-    print(textwrap.fill(f"{type(error).__name__}: {error}", width=100))
+    print(fill(f"{type(error).__name__}: {error}", width=100))   # lines that fit a slide, in either language
 else:
     raise AssertionError("a learned table must refuse a position it has no row for")
 
@@ -581,7 +584,7 @@ assert not beats("randomized-sampled", "rope", past) and not beats("rope", "rand
 assert beats("alibi", "randomized-sampled", past) and beats("randomized-sampled", "randomized", past)
 assert quoted(mean("randomized-sampled", past, "lookback"), "0.70")
 assert not beats("randomized-sampled", "none", past, "lookback")
-print("claims 1–7, checked against the reference above: all hold")
+say("claims 1–7, checked against the reference above: all hold")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4 · One seed, trained live
@@ -623,7 +626,7 @@ for e in live.encodings:
 # %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 rope = live.model("rope", "lookback")
 head = lab.copy_head(rope)
-maps = [(f"rope, look-back, n = {n}", lab.attention_map(rope, n, head), lab.probe.source_positions("lookback", n))
+maps = [(_("RoPE, look-back, n = {n}").format(n=n), lab.attention_map(rope, n, head), lab.probe.source_positions("lookback", n))
         for n in (L, 4 * L)]
 display(attention_maps_figure(maps, train_len=L))
 
@@ -637,7 +640,8 @@ def source_weight(trained, n):
 
 
 inside, past_4L = source_weight(rope, L), source_weight(rope, 4 * L)
-print(f"rope, look-back: the copy head's weight on the right key: n = L: {inside:.2f}   n = 4L: {past_4L:.2f}")
+say("RoPE, look-back task: the copy head's weight on the right key: n = L: {inside:.2f}   n = 4L: {past:.2f}",
+    inside=inside, past=past_4L)
 assert past_4L > 0.5 * inside, "RoPE's head keeps looking 3 back far past the training size"
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -676,7 +680,8 @@ P_learned = live.model("learned", "lookback").model.position.table.detach()   # 
 P_sin = sinusoidal(2 * L + 1, P_learned.shape[1])
 for k in (1, 2, 3):
     c_l, c_s = offset_cosines(P_learned, k), offset_cosines(P_sin, k)
-    print(f"offset k = {k}: learned cos spread {spread(c_l):.2f};  sinusoidal spread {spread(c_s):.1e}")
+    say("offset k = {k}: learned cos spread {learned:.2f};  sinusoidal spread {sinusoidal:.1e}", k=k,
+        learned=spread(c_l), sinusoidal=spread(c_s))
     assert spread(c_s) < 1e-5, "sinusoidal: the same offset looks the same everywhere"
     assert spread(c_l) > 0.2, "learned: the same offset looks different at each position"
 
@@ -700,7 +705,7 @@ for k in (1, 2, 3):
 
 # %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 r2 = lab.position_probe_r2(live.model("none", "lookback"))
-print(f"no-PE model: R^2 of a linear read-out of the position = {r2:.2f}")
+say("no-PE model: R^2 of a linear read-out of the position = {r2:.2f}", r2=r2)
 assert r2 > 0.8, "absolute position is linearly recoverable from a model without positional encoding"
 
 # %% [markdown] slideshow={"slide_type": "-"}
@@ -720,8 +725,8 @@ assert r2 > 0.8, "absolute position is linearly recoverable from a model without
 
 # %% slideshow={"slide_type": "-"}
 gap = abs(r.in_distribution("learned") - r.in_distribution("sinusoidal"))
-print(f"learned vs sinusoidal inside the training sizes: {r.in_distribution('learned'):.3f} vs "
-      f"{r.in_distribution('sinusoidal'):.3f} (gap {gap:.3f})")
+say("learned vs sinusoidal inside the training sizes: {learned:.3f} vs {sinusoidal:.3f} (gap {gap:.3f})",
+    learned=r.in_distribution("learned"), sinusoidal=r.in_distribution("sinusoidal"), gap=gap)
 assert gap <= 0.02, "learned and sinusoidal are close inside the training sizes"
 
 # %% [markdown] slideshow={"slide_type": "notes"} tags=["slides"]

@@ -34,11 +34,11 @@ import math
 import torch
 from IPython.display import Markdown, display
 
-from pe_helpers import SelfAttention, apply_rope, shift_matrix, sinusoidal
+from pe_helpers import SelfAttention, apply_rope, say, shift_matrix, sinusoidal
 from pe_helpers.apps import rope_shift_app
 from pe_helpers.checks import check_relative_score, check_rope_attention, check_rope_pair, example_rope_mistakes
 from pe_helpers.figures import draw_angle_error, draw_score_matrices, static_figure
-from pe_helpers.comparison import comparison_table, format_comparison_matrix, format_comparison_table
+from pe_helpers.comparison import comparison_table, format_comparison_accuracies, format_comparison_matrix, format_comparison_table
 from pe_helpers.extrapolation import reference_results
 from pe_helpers.rope import (angles_in_dtype, demo_query_key, interleaved_to_half_permutation, pair_swap_permutation,
                              rope_matrix, shifted_scores)
@@ -85,13 +85,14 @@ def rope_scores_at(start: int) -> torch.Tensor:
 shifts = range(0, 5001, 50)
 for t in shifts:
     torch.testing.assert_close(rope_scores_at(t), rope_scores_at(0), atol=1e-9, rtol=0)
-print(f"all {n}×{n} scores identical for {len(shifts)} shifts t = 0, 50, ..., 5000")
+say("all {n}×{n} scores identical for {count} shifts t = 0, 50, ..., 5000", n=n, count=len(shifts))
 
 q0, k0 = q[0], k[1]
 for m, n_ in [(5, 2), (2, 5), (40, 3), (0, 63)]:
     s = shifted_scores(q0, k0, m, n_, torch.arange(0, 2001))  # (R_{m+t} q)·(R_{n+t} k) for t = 0..2000
     torch.testing.assert_close(s, s[:1].expand_as(s), atol=1e-9, rtol=0)
-    print(f"(m, n) = ({m:2d}, {n_:2d}), offset n - m = {n_ - m:+3d}: score {float(s[0]):+.4f} for all 2001 shifts")
+    say("(m, n) = ({m:2d}, {n:2d}), offset n - m = {k:+3d}: score {score:+.4f} for all 2001 shifts", m=m, n=n_, k=n_ - m,
+        score=float(s[0]))
 assert not math.isclose(float(shifted_scores(q0, k0, 5, 2, [0])[0]), float(shifted_scores(q0, k0, 2, 5, [0])[0])), \
     "offsets +3 and -3 give different scores: RoPE sees direction, not only distance"
 
@@ -133,8 +134,8 @@ _, v_add0 = layer(0, "sinusoidal")
 _, v_add37 = layer(37, "sinusoidal")
 change = float((v_add37 - v_add0).norm() / v_add0.norm())
 assert change > 0.1
-print("RoPE: V identical at every start, output identical")
-print(f"added PE: V changes by {change:.0%} when the sentence starts at 37 instead of 0")
+say("RoPE: V identical at every start, output identical")
+say("added PE: V changes by {change:.0%} when the sentence starts at 37 instead of 0", change=change)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **See it.** For one query content $q$ and one key content $k$ placed at every pair of positions $(m, n)$: the additive
@@ -185,7 +186,7 @@ def output_with_v_rotated(start: int) -> torch.Tensor:
 
 moved = float((output_with_v_rotated(37) - output_with_v_rotated(0)).abs().max())
 assert moved > 0.1
-print(f"V rotated too: the output changes by up to {moved:.2f} when the sentence starts at 37 instead of 0")
+say("V rotated too: the output changes by up to {moved:.2f} when the sentence starts at 37 instead of 0", moved=moved)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 2 · The same rotation as notebook 04, now inside the dot product (旋转矩阵)
@@ -218,9 +219,9 @@ for m, n_ in [(5, 2), (2, 5), (40, 3), (1000, 999)]:
     assert math.isclose(score, float(q0 @ shift_matrix(m - n_, d) @ k0), abs_tol=1e-9)
 ones = torch.tensor([1.0, 0.0] * (d // 2), dtype=torch.float64)
 torch.testing.assert_close(apply_rope(ones.expand(50, d), torch.arange(50)), sinusoidal(50, d, dtype=torch.float64)[:, S])
-print("apply_rope(x, m) = R_m x with R_m = R(m)ᵀ = S R(m) S")
-print("(R_m q)·(R_n k) = q·R(m - n)k")
-print("RoPE of (1, 0, 1, 0, ...) = the sinusoidal table, pairs swapped")
+say("apply_rope(x, m) = R_m x with R_m = R(m)ᵀ = S R(m) S")
+say("(R_m q)·(R_n k) = q·R(m - n)k")
+say("RoPE of (1, 0, 1, 0, ...) = the sinusoidal table, pairs swapped")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ### Exercise 6.1 · RoPE for one pair (★☆☆ easy · ~5 min)
@@ -334,7 +335,7 @@ assert check_relative_score(relative_score)
 
 # %% slideshow={"slide_type": "fragment"}
 sigma = interleaved_to_half_permutation(d)
-print("σ =", sigma.tolist())
+say("σ = {sigma}", sigma=sigma.tolist())
 positions = torch.tensor([0, 3, 17, 250, 4000, 65535])
 xs = torch.randn(6, d, dtype=torch.float64)
 torch.testing.assert_close(apply_rope(xs[:, sigma], positions, layout="half"), apply_rope(xs, positions)[:, sigma])
@@ -348,8 +349,8 @@ torch.testing.assert_close(scores_half, scores_inter)  # W_Q, W_K permuted: the 
 wrong = apply_rope(x @ W_Q, pos, layout="half") @ apply_rope(x @ W_K, pos, layout="half").T
 gap = float((wrong - scores_inter).abs().max())
 assert gap > 0.1
-print("half layout with permuted W_Q, W_K: identical scores")
-print(f"half layout without the permutation: scores off by up to {gap:.2f}")
+say("half layout with permuted W_Q, W_K: identical scores")
+say("half layout without the permutation: scores off by up to {gap:.2f}", gap=gap)
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # > **Misconception:** "interleaved and half-split RoPE are different encodings" (or: "the layout does not matter").
@@ -454,7 +455,7 @@ cross_change = ((x_demo @ pe9.T) - (x_demo @ pe0.T)).abs().max()
 assert cross_change > 0.5, cross_change                                 # content·position: moves
 r0, r9 = apply_rope(x_demo, torch.arange(6)), apply_rope(x_demo, torch.arange(6) + 9)
 torch.testing.assert_close(r9 @ r9.T, r0 @ r0.T)                        # RoPE: does not move
-print(f"shift by 9: p·p unchanged, x·p changes by up to {cross_change:.2f}, RoPE scores unchanged")
+say("shift by 9: p·p unchanged, x·p changes by up to {change:.2f}, RoPE scores unchanged", change=cross_change)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 4 · Precision: form the angle in float32 or float64, not bf16 (精度)
@@ -479,11 +480,11 @@ for dtype, p in ((torch.bfloat16, 8), (torch.float16, 11), (torch.float32, 24)):
 assert torch.tensor(257.0).bfloat16().item() == 256.0 and torch.tensor(4097.0).bfloat16().item() == 4096.0
 distinct = torch.arange(4096).bfloat16().unique().numel()
 assert distinct < 1000
-print(f"bfloat16 holds only {distinct} distinct values for the 4096 positions 0..4095")
+say("bfloat16 holds only {distinct} distinct values for the 4096 positions 0..4095", distinct=distinct)
 
 probe = torch.tensor([257.0, 1001.0, 4097.0, 10001.0, 100003.0, 1000003.0])
 exact = angles_in_dtype(probe, d)  # float64
-print("position   " + "".join(f"{int(p):>10d}" for p in probe))
+say("position   {positions}", positions="".join(f"{int(p):>10d}" for p in probe))
 errors = {}
 for dtype in (torch.bfloat16, torch.float16, torch.float32):
     errors[dtype] = (angles_in_dtype(probe, d, dtype=dtype) - exact).abs().amax(dim=-1)
@@ -507,7 +508,7 @@ assert bool((per_pair[:, 0] == 0).all()), "pair 0: ω_0 = 1 and m < 2^24 are exa
 assert bool((per_pair[:, 1:].amax(dim=-1) <= bound[:, 1]).all()), "pair 1 has the largest bound of the others"
 torch.testing.assert_close(per_pair.amax(dim=-1), errors[torch.float32])          # the table's float32 row
 for m, err, worst in zip(probe.tolist(), errors[torch.float32].tolist(), bound[:, 1].tolist()):
-    print(f"m = {int(m):>7}: float32 angle error {err:.1e} rad <= bound {worst:.1e} rad")
+    say("m = {m:>7}: float32 angle error {err:.1e} rad <= bound {bound:.1e} rad", m=int(m), err=err, bound=worst)
 
 # %% slideshow={"slide_type": "-"} tags=["nbval-ignore-output"]
 fig, ax = static_figure(height=3.6)
@@ -528,7 +529,9 @@ from pe_helpers.rope import frequencies_as_computed
 ulp = 2.0 ** -24
 m_all = torch.arange(1, 200001, 7).double()
 recipes = ("rounded", "power", "reciprocal")  # float64 rounded once; the seed's line; the common inv_freq line
-lines = ["worst ω error (units of 2^-24) and worst angle error / 2^-23·m·ω_i, per recipe: " + " / ".join(recipes)]
+say("worst ω error (units of 2^-24) and worst angle error / 2^-23·m·ω_i, per recipe:")
+say("    {recipes}", recipes=" / ".join(map(repr, recipes)))
+lines = []
 worst = {}
 for dim, base in ((96, 1e4), (96, 5e5), (128, 1e4), (128, 5e5)):
     omega, exact = inverse_frequencies(dim, base), angles_in_dtype(m_all, dim, base=base)
@@ -539,9 +542,11 @@ for dim, base in ((96, 1e4), (96, 5e5), (128, 1e4), (128, 5e5)):
         assert bool((rel <= amplified + 2).all()), "the exponent's rounding amplified, plus the power's and the reciprocal's"
         angle = angles_in_dtype(m_all, dim, base=base, dtype=torch.float32, frequency_recipe=recipe)
         worst[dim, base, recipe] = float(rel.max()), float(((angle - exact).abs() / limit).max())
-    lines.append(f"d = {dim:3d}, base {base:>7,.0f}: ω " + " / ".join(f"{worst[dim, base, r][0]:4.2f}" for r in recipes)
-                 + ";  angle " + " / ".join(f"{worst[dim, base, r][1]:4.2f}" for r in recipes))
-print("\n".join(lines))
+    lines.append((dim, base, " / ".join(f"{worst[dim, base, r][0]:4.2f}" for r in recipes),
+                  " / ".join(f"{worst[dim, base, r][1]:4.2f}" for r in recipes)))
+for dim, base, omega_error, angle_error in lines:
+    say("d = {dim:3d}, base {base:>7,.0f}: ω {omega};  angle {angle}", dim=dim, base=base, omega=omega_error,
+        angle=angle_error)
 assert all(worst[dim, base, "rounded"][1] <= 1 for dim in (96, 128) for base in (1e4, 5e5))
 assert worst[96, 1e4, "power"][1] > 1.5 and worst[128, 5e5, "reciprocal"][1] > 1.05
 
@@ -569,14 +574,15 @@ for dtype in (torch.float64, torch.float32, torch.bfloat16):
     s = shifted_scores(qc, kc, 5, 2, shifts, angle_dtype=dtype)
     drift[dtype] = float((s - s[0]).abs().max())
     shown = "< 1e-9" if drift[dtype] < 1e-9 else f"{drift[dtype]:.2g}"
-    print(f"angles in {str(dtype)[6:]:<8}: score at (5 + t, 2 + t), t <= 100000, drifts by up to {shown}"
-          f" (score at t = 0: {float(s[0]):+.4f})")
+    say("angles in {dtype:<8}: score at (5 + t, 2 + t), t <= 100000, drifts by up to {shown} (score at t = 0: {start:+.4f})",
+        dtype=str(dtype)[6:], shown=shown, start=float(s[0]))
 assert drift[torch.float64] < 1e-9 < drift[torch.float32] < 1e-2 < 1.0 < drift[torch.bfloat16]
 
 far = shifted_scores(qc, kc, 1005, 2, shifts, frequency_dtype=torch.bfloat16)  # ω_i rounded to bf16, angles exact
 true = float(shifted_scores(qc, kc, 1005, 2, [0])[0])
 assert float((far - far[0]).abs().max()) < 1e-9 and abs(float(far[0]) - true) > 0.1
-print(f"ω rounded to bf16: still one score for every shift ({float(far[0]):+.4f}), but not the true one ({true:+.4f})")
+say("ω rounded to bf16: still one score for every shift ({score:+.4f}), but not the true one ({true:+.4f})",
+    score=float(far[0]), true=true)
 
 # %% [markdown] slideshow={"slide_type": "fragment"}
 # > **Misconception:** "bf16 is fine for RoPE because sin and cos lie in [−1, 1]". The output range is not the problem:
@@ -618,10 +624,10 @@ print(f"ω rounded to bf16: still one score for every shift ({float(far[0]):+.4f
 table_positions = torch.arange(2048.0)
 a32 = angles_in_dtype(table_positions, 32, dtype=torch.float32)
 a16 = angles_in_dtype(table_positions, 32, dtype=torch.float16)
-print(f"position 1857, feature 1: angle {float(a32[1857, 1]):.2f} in float32, {float(a16[1857, 1]):.0f} in float16")
+say("position 1857, feature 1: angle {a32:.2f} in float32, {a16:.0f} in float16", a32=float(a32[1857, 1]), a16=float(a16[1857, 1]))
 worst = float((a16.cos() - a32.cos()).abs().max())
 assert round(float(a32[1857, 1]), 2) == 1044.27 and float(a16[1857, 1]) == 1045.0 and round(worst, 2) == 0.78
-print(f"largest error of the cos table: {worst:.2f}")
+say("largest error of the cos table: {worst:.2f}", worst=worst)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## 5 · Side by side: the ways to give attention a sense of order
@@ -642,7 +648,9 @@ print(f"largest error of the cos table: {worst:.2f}")
 
 # %% slideshow={"slide_type": "fragment"}
 results = reference_results()
-display(Markdown(results.table_markdown("copy", [1, results.train_len, 2 * results.train_len, 4 * results.train_len])))
+display(Markdown(results.table_markdown("copy", [1, results.train_len, 2 * results.train_len, 4 * results.train_len],
+                                       encodings=("none", "learned", "learned-extended", "sinusoidal", "rope",
+                                                  "rope-pi", "rope-ntk", "alibi", "randomized"))))
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **The five schemes at a glance**, built from measurements, not typed:
@@ -723,11 +731,7 @@ assert by["none"].lab.far_verdict == "collapses"
 # the measured columns
 assert [row.value_carries_position for row in rows] == [True, True, False, False, False]
 assert [row.score_dependence for row in rows] == ["absolute", "absolute", "offset-only", "offset-only", "none"]
-cannot = lambda value: "cannot run" if value is None else f"{value:.2f}"  # noqa: E731
-print(f"{'scheme':<20} {'copy n <= L':>12} {'copy L+1..':>12} {'copy 2L+1..':>12} {'look-back 2L+1..':>17}")
-for row in rows:
-    print(f"{row.scheme:<20} {row.lab.in_distribution:>12.2f} {cannot(row.lab.near):>12} {cannot(row.lab.far):>12} "
-          f"{cannot(row.lookback.far):>17}")
+print(format_comparison_accuracies(rows))
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## Summary
@@ -805,10 +809,10 @@ def decade_mean(k: int, base: float) -> float:
     return float(rope_decay_bound(torch.logspace(k, k + 1, 200)[:-1].round(), 128, base=base).mean())
 
 
-print("mean bound over m in [1, 10), [10, 100), ..., [10^5, 10^6); the slowest pair's wavelength")
+say("mean bound over m in [1, 10), [10, 100), ..., [10^5, 10^6); the slowest pair's wavelength")
 for base in (1e4, 5e5):
-    print(f"base {base:>7,.0f}: " + " ".join(f"{decade_mean(k, base):5.1f}" for k in range(6))
-          + f";  {float(wavelengths(128, base)[-1]):>9,.0f} positions")
+    say("base {base:>7,.0f}: {means};  {wavelength:>9,.0f} positions", base=base,
+        means=" ".join(f"{decade_mean(k, base):5.1f}" for k in range(6)), wavelength=float(wavelengths(128, base)[-1]))
 assert all(decade_mean(k, 5e5) > decade_mean(k, 1e4) + 1.5 for k in (1, 2, 3))
 assert abs(decade_mean(5, 5e5) - decade_mean(5, 1e4)) < 1.0
 assert float(wavelengths(128, 1e4)[-1]) < 128 * 1024 < float(wavelengths(128, 5e5)[-1])

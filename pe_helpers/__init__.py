@@ -36,7 +36,7 @@ _LAZY = {
     "SinusoidalPositionalEncoding": "encodings", "apply_rope": "encodings", "inverse_frequencies": "encodings",
     "layout_permutation": "encodings", "shift_matrix": "encodings", "sinusoidal": "encodings",
     "wavelengths": "encodings",
-    "get_language": "i18n", "set_language": "i18n",
+    "get_language": "i18n", "set_language": "i18n", "say": "i18n",
     "equivariance_gap": "permutation", "permutation_matrix": "permutation", "random_permutation": "permutation",
 }
 
@@ -76,6 +76,7 @@ __all__ = [
     "layout_permutation",
     "permutation_matrix",
     "random_permutation",
+    "say",
     "scaled_dot_product_attention",
     "set_language",
     "shift_matrix",

@@ -9,6 +9,7 @@ copy task (the offset grows with the length) and the look-back task (a fixed off
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,8 +20,8 @@ from ._validate import _short, require_budget, require_choice, require_dim, requ
 from .attention import SelfAttention
 from .encodings import LearnedPositionalEmbedding, apply_rope, sinusoidal
 from .extrapolation.model import alibi_slopes
-from .extrapolation.results import LabResults
-from .i18n import _
+from .extrapolation.results import LabResults, _rjust
+from .i18n import _, lazy_
 
 __all__ = [
     "SCHEMES",
@@ -34,36 +35,39 @@ __all__ = [
     "comparison_table",
     "format_comparison_table",
     "format_comparison_matrix",
+    "format_comparison_accuracies",
+    "VERDICT_WORDS",
 ]
 
 
-#: The schemes of the closing table: display name, lab encoding(s), what is added or rotated and where.
+#: The schemes of the closing table: display name, lab encoding(s), what is added or rotated and where (the name and
+#: the "what" speak the language current when the table is built).
 SCHEMES: dict[str, dict[str, object]] = {
     "learned": {
-        "name": "learned absolute",
+        "name": lazy_("learned absolute"),
         "lab": ("learned", "learned-extended"),
-        "what": ("a trained row p_i of the table P (max_len×d) is added to x_i, once, at the input "
-                 "(before W_Q, W_K, W_V)"),
+        "what": lazy_("a trained row p_i of the table P (max_len×d) is added to x_i, once, at the input "
+                      "(before W_Q, W_K, W_V)"),
     },
     "sinusoidal": {
-        "name": "sinusoidal absolute",
+        "name": lazy_("sinusoidal absolute"),
         "lab": ("sinusoidal",),
-        "what": "the fixed PE(i) (sin, cos of i·ω_j) is added to x_i, once, at the input (before W_Q, W_K, W_V)",
+        "what": lazy_("the fixed PE(i) (sin, cos of i·ω_j) is added to x_i, once, at the input (before W_Q, W_K, W_V)"),
     },
     "rope": {
         "name": "RoPE",
         "lab": ("rope",),
-        "what": "q_m and k_n are rotated by R_m and R_n in every attention layer, after W_Q and W_K; nothing is added",
+        "what": lazy_("q_m and k_n are rotated by R_m and R_n in every attention layer, after W_Q and W_K; nothing is added"),
     },
     "alibi": {
         "name": "ALiBi",
         "lab": ("alibi",),
-        "what": "a fixed penalty −m_h·|m − n| is added to head h's score (m_h = 2^(−8h/H)); nothing is added to x",
+        "what": lazy_("a fixed penalty −m_h·|m − n| is added to head h's score (m_h = 2^(−8h/H)); nothing is added to x"),
     },
     "none": {
-        "name": "no PE + causal mask",
+        "name": lazy_("no PE + causal mask"),
         "lab": ("none",),
-        "what": "nothing is added or rotated; the causal mask (token i sees 0..i) is the only source of order",
+        "what": lazy_("nothing is added or rotated; the causal mask (token i sees 0..i) is the only source of order"),
     },
 }
 
@@ -154,6 +158,11 @@ def extrapolation_verdict(in_distribution: float, past: float | None, chance: fl
     return "collapses"
 
 
+#: Each verdict of :func:`extrapolation_verdict` as a reader sees it, in the current language.
+VERDICT_WORDS = {"holds": lazy_("holds"), "degrades": lazy_("degrades"), "collapses": lazy_("collapses"),
+                 "cannot run": lazy_("cannot run")}
+
+
 @dataclass(frozen=True)
 class LabOutcome:
     """One lab model's token accuracy at and past the training length ``L``, as means over copy lengths.
@@ -189,8 +198,9 @@ class LabOutcome:
     def past_text(self) -> str:
         """``"0.63 at n = 17..20 (degrades); 0.13 at n = 33..64 (collapses)"``."""
         (a, b), (c, e) = self.near_span, self.far_span
-        return (f"{_fmt(self.near)} at n = {a}..{b} ({self.near_verdict}); "
-                f"{_fmt(self.far)} at n = {c}..{e} ({self.far_verdict})")
+        return _("{near} at n = {a}..{b} ({near_verdict}); {far} at n = {c}..{e} ({far_verdict})").format(
+            near=_fmt(self.near), a=a, b=b, near_verdict=VERDICT_WORDS[self.near_verdict],
+            far=_fmt(self.far), c=c, e=e, far_verdict=VERDICT_WORDS[self.far_verdict])
 
 
 def lab_outcome(results: LabResults, encoding: str, task: str = "copy") -> LabOutcome:
@@ -222,34 +232,34 @@ class ComparisonRow:
 
     @property
     def relative(self) -> str:
-        return {"offset-only": "yes: q·k depends on n − m only",
-                "absolute": "no: only implicit in the absolute positions",
-                "none": "no: no position in q·k (order only from the mask)"}[self.score_dependence]
+        return {"offset-only": _("yes: q·k depends on n − m only"),
+                "absolute": _("no: only implicit in the absolute positions"),
+                "none": _("no: no position in q·k (order only from the mask)")}[self.score_dependence]
 
     @property
     def past_training(self) -> str:
         """The lab column: accuracy at copy lengths ≤ L, just past L, and from 2L+1 on, each with a verdict."""
-        head = f"{self.lab.in_distribution:.2f} at n ≤ {self.lab.train_len}"
+        head = _("{accuracy:.2f} at n ≤ {L}").format(accuracy=self.lab.in_distribution, L=self.lab.train_len)
         if self.lab.near is None:
-            text = f"{head}; past it: cannot run (PositionOutOfRangeError)"
+            text = _("{head}; past it: cannot run (PositionOutOfRangeError)").format(head=head)
             if self.extended is not None:
-                text += f"; grown with untrained rows: {self.extended.past_text()}"
+                text += _("; grown with untrained rows: {outcome}").format(outcome=self.extended.past_text())
             return text
-        return f"{head}; {self.lab.past_text()}"
+        return _("{head}; {past}").format(head=head, past=self.lab.past_text())
 
     @property
     def past_training_lookback(self) -> str:
         """The look-back column (a fixed offset): the same three numbers on that task."""
         if self.lookback is None:
-            return "not run"
-        head = f"{self.lookback.in_distribution:.2f} at n ≤ {self.lookback.train_len}"
+            return _("not run")
+        head = _("{accuracy:.2f} at n ≤ {L}").format(accuracy=self.lookback.in_distribution, L=self.lookback.train_len)
         if self.lookback.near is None:
-            return f"{head}; past it: cannot run"
-        return f"{head}; {self.lookback.past_text()}"
+            return _("{head}; past it: cannot run").format(head=head)
+        return _("{head}; {past}").format(head=head, past=self.lookback.past_text())
 
 
 def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.2f}"
+    return _("n/a") if value is None else f"{value:.2f}"
 
 
 def comparison_table(results: LabResults, *, dim: int = 16, seed: int = 0) -> list[ComparisonRow]:
@@ -298,14 +308,14 @@ def _require_rows(rows: object) -> list[ComparisonRow]:
 
 
 def format_comparison_table(rows: Sequence[ComparisonRow]) -> str:
-    """The rows as a Markdown (pipe) table, readable as plain text too."""
+    """The rows as a Markdown (pipe) table, readable as plain text too; it speaks the current language."""
     rows = _require_rows(rows)
-    lab = f"L = {rows[0].lab.train_len}, " if rows else ""
-    head = ["scheme", "what is added or rotated, and where", "V carries position", "relative distance explicit",
-            f"past the training length, copy (notebook 05's lab, {lab}token accuracy)"]
-    body = [[r.scheme, r.what, "yes" if r.value_carries_position else "no", r.relative, r.past_training] for r in rows]
+    head = [_("scheme"), _("what is added or rotated, and where"), _("V carries position"), _("relative distance explicit"),
+            _("past the training length, copy (notebook 05's lab, L = {L}, token accuracy)").format(
+                L=rows[0].lab.train_len if rows else "L")]
+    body = [[r.scheme, r.what, _("yes") if r.value_carries_position else _("no"), r.relative, r.past_training] for r in rows]
     if any(r.lookback is not None for r in rows):
-        head.append("past the training length, look-back (fixed offset 3)")
+        head.append(_("past the training length, look-back (fixed offset 3)"))
         for cells, r in zip(body, rows):
             cells.append(r.past_training_lookback)
     def row(cells: Sequence[str]) -> str:  # a "|" inside a cell (ALiBi's |m − n|) would split it
@@ -374,3 +384,27 @@ def format_comparison_matrix(rows: Sequence[ComparisonRow]) -> str:
     legend = _("✓ holds (keeps ≥ 90 % of its accuracy above chance, L = {L}) · ~ degrades (35–90 %) · ✗ collapses "
                "(< 35 %) · — cannot run")
     return "\n".join([*lines, "", legend.format(L=first.train_len)])
+
+
+def format_comparison_accuracies(rows: Sequence[ComparisonRow]) -> str:
+    """The lab's mean token accuracies behind the rows, as aligned plain text: one line per scheme, at copy lengths
+    ``n ≤ L``, just past ``L`` and from ``2L+1`` on, and on look-back from ``2L+1`` on (``cannot run`` where the model
+    has no position for it). Headers and words speak the current language; CJK characters count two columns."""
+    rows = _require_rows(rows)
+
+    def columns(text: str) -> int:  # terminal columns, as _rjust counts them
+        return len(_rjust(text, 0)) + sum(unicodedata.east_asian_width(c) in "WF" for c in text)
+
+    def cell(value: float | None, width: int) -> str:
+        return _rjust(str(VERDICT_WORDS["cannot run"]) if value is None else f"{value:.2f}", width)
+
+    name = max([20, *(columns(r.scheme) for r in rows)])
+    head = [_("copy n <= L"), _("copy L+1.."), _("copy 2L+1.."), _("look-back 2L+1..")]
+    title = _("scheme")
+    lines = [title + " " * (name - columns(title)) + " " + " ".join(_rjust(h, 17 if i == 3 else 12)
+                                                                    for i, h in enumerate(head))]
+    for r in rows:
+        far_lookback = None if r.lookback is None else r.lookback.far
+        lines.append(r.scheme + " " * (name - columns(r.scheme)) + " " + " ".join(
+            [cell(r.lab.in_distribution, 12), cell(r.lab.near, 12), cell(r.lab.far, 12), cell(far_lookback, 17)]))
+    return "\n".join(lines)

@@ -63,14 +63,14 @@ class PositionOutOfRangeError(IndexError):
     def __init__(self, max_len: int, asked: int, what: str = "a sequence of length") -> None:
         self.max_len = max_len
         self.asked = asked
-        needs = (f"positions must be in 0..{max_len - 1}: position {asked - 1} was asked for"
-                 if what == "position" else f"{what} {asked} needs positions 0..{asked - 1}")
-        super().__init__(
-            f"{needs}, but this learned table has "
-            f"max_len={max_len} rows (positions 0..{max_len - 1}). A learned absolute table has "
-            f"no vector for a position it was not built with: use a length <= {max_len}, or a "
-            f"larger table (whose extra rows are untrained)."
-        )
+        if what == "position":
+            needs = _("positions must be in 0..{top}: position {asked} was asked for").format(top=max_len - 1, asked=asked - 1)
+        else:
+            needs = _("a sequence of length {asked} needs positions 0..{last}").format(asked=asked, last=asked - 1)
+        super().__init__(_(
+            "{needs}, but this learned table has max_len={max_len} rows (positions 0..{last}). A learned absolute "
+            "table has no vector for a position it was not built with: use a length <= {max_len}, or a larger table "
+            "(whose extra rows are untrained).").format(needs=needs, max_len=max_len, last=max_len - 1))
 
 
 def inverse_frequencies(dim: int, base: float = 10000.0) -> Tensor:

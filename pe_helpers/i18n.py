@@ -12,6 +12,9 @@ so there is no compiled ``.mo`` to keep in step. In code a user-facing string is
 ``_("position must be in 0..{top}, got {value}.").format(top=..., value=...)``. Text made at import time
 (an exercise's title, a named mistake's explanation) is marked ``lazy_("…", field=...)`` instead: it is
 translated when shown, so it follows a :func:`set_language` that comes after the import.
+What a notebook cell prints goes through the same catalogue: the cell calls :func:`say`
+(``say("accuracy: {acc:.2f}", acc=acc)``), so the code is the same in both editions and only its output differs;
+:func:`source_messages` reads the notebooks' sources as well as the package.
 A string without a translation falls back to English; ``tests/test_i18n.py`` fails when a
 ``_()`` string has no Chinese entry, or when a catalogue entry is no longer used.
 """
@@ -19,9 +22,12 @@ A string without a translation falls back to English; ``tests/test_i18n.py`` fai
 from __future__ import annotations
 
 import functools
+import re
+import unicodedata
 from importlib import resources
 
-__all__ = ["LANGUAGES", "set_language", "get_language", "gettext", "_", "lazy_", "LazyText", "catalogue", "CJK_FONT", "font_family"]
+__all__ = ["LANGUAGES", "set_language", "get_language", "gettext", "_", "lazy_", "LazyText", "say", "fill", "catalogue",
+           "CJK_FONT", "font_family"]
 
 #: The languages a user can switch to; English is the default and the language of the msgids.
 LANGUAGES = ("en", "zh")
@@ -119,6 +125,49 @@ class LazyText:
         return getattr(str(self), name)
 
 
+def say(message: str, *args: object, **fields: object) -> None:
+    """Print ``message`` in the current language, its ``{placeholders}`` filled from ``args``/``fields``.
+
+    What a notebook cell prints goes through the catalogue like every other string a student reads:
+    ``say("accuracy with learned positions: {acc:.2f}", acc=0.97)`` prints
+    ``accuracy with learned positions: 0.97``, or 「使用可学习位置时的准确率：0.97」 in the Chinese edition.
+    The code of a cell is the same in both editions; only what it prints differs.
+    """
+    text = gettext(message)
+    print(text.format(*args, **fields) if args or fields else text)
+
+
+#: Characters that take two columns and between which a line may break (CJK ideographs, kana, CJK and full-width
+#: punctuation): Chinese has no spaces to break at.
+_WIDE = "\u2e80-\u9fff\u3000-\u303f\uff00-\uffef"
+_TOKENS = re.compile(rf"[{_WIDE}]|[^\s{_WIDE}]+|\s+")
+
+
+def _columns(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def fill(text: str, width: int = 100) -> str:
+    """``text`` in lines of at most ``width`` terminal columns, like :func:`textwrap.fill`, in either language: a CJK
+    character counts two columns (as in a monospaced font) and a line may break between two of them. Latin words are
+    kept whole; the text's own line breaks are kept; runs of spaces become one."""
+    if isinstance(width, bool) or not isinstance(width, int) or width < 2:
+        raise ValueError(_("width must be an integer >= 2, got {width!r}.").format(width=width))
+    lines = []
+    for paragraph in str(text).splitlines() or [""]:
+        line = ""
+        for token in _TOKENS.findall(paragraph):
+            if token.isspace():
+                line += " " if line and not line.endswith(" ") else ""
+            elif line.strip() and _columns(line.rstrip()) + (line != line.rstrip()) + _columns(token) > width:
+                lines.append(line.rstrip())
+                line = token
+            else:
+                line += token
+        lines.append(line.rstrip())
+    return "\n".join(lines)
+
+
 def lazy_(message: str, *args: object, **fields: object) -> LazyText:
     """Mark ``message`` for the catalogue and translate it when shown, not now: for text defined at import
     time (an exercise's title, a named mistake's explanation), so it follows :func:`set_language` even
@@ -164,15 +213,18 @@ def font_family(lang: str | None = None) -> list[str]:
 # ---- the catalogue's upkeep (a maintainer's command line, not used at run time) ----------------------
 
 def source_messages() -> dict[str, list[str]]:
-    """Every ``_("…")`` string in the package's code -> where it is (``file:line``), via Babel's extractor."""
+    """Every ``_("…")``, ``lazy_("…")`` and ``say("…")`` string in the package's code and in the notebooks' sources
+    (``notebooks/NN_*.py``, what their cells print) -> where it is (``file:line``), via Babel's extractor."""
     from pathlib import Path
 
     from babel.messages.extract import extract_from_file
 
     root = Path(__file__).resolve().parent
     found: dict[str, list[str]] = {}
-    for path in sorted(root.rglob("*.py")):
-        for lineno, message, _comments, _context in extract_from_file("python", str(path), keywords={"_": None, "lazy_": (1,)}):
+    notebooks = sorted((root.parent / "notebooks").glob("[0-9][0-9]_*.py"))
+    for path in [*sorted(root.rglob("*.py")), *notebooks]:
+        keywords = {"_": None, "lazy_": (1,), "say": (1,)}
+        for lineno, message, _comments, _context in extract_from_file("python", str(path), keywords=keywords):
             if isinstance(message, str):
                 found.setdefault(message, []).append(f"{path.relative_to(root.parent)}:{lineno}")
     return found

@@ -20,7 +20,7 @@ from ._optim import Adam
 from ._validate import as_int_tensor, require_bool, require_budget, require_int, require_real, require_seed
 from .attention import SelfAttention
 from .encodings import LearnedPositionalEmbedding
-from .i18n import _
+from .i18n import _, lazy_
 
 __all__ = [
     "row_cosine_similarity",
@@ -29,7 +29,12 @@ __all__ = [
     "running_max_batch",
     "accuracy_by_position",
     "train_running_max",
+    "QKV_METHODS",
 ]
+
+#: The two ways notebook 02 puts position into a head, by key, as its printout and figure name them: added to the
+#: tokens before the projections, or RoPE's rotation of q and k after them (notebook 06).
+QKV_METHODS = {"additive": lazy_("additive X + P"), "rope": lazy_("RoPE (rotates q, k)")}
 
 
 def row_cosine_similarity(table: Tensor) -> Tensor:

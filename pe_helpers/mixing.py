@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
 from ._validate import (require_budget, require_choice, require_dim, require_finite, require_bool, require_float_tensor,
-                        require_int, require_seed)
+                        require_int, require_seed, require_real, _short)
 from .attention import SelfAttention
 from .encodings import apply_rope, sinusoidal
 from .extrapolation.model import CopyTransformer
@@ -47,6 +48,8 @@ from .i18n import _
 
 __all__ = [
     "TERM_NAMES",
+    "term_label",
+    "shares_text",
     "MixingTerms",
     "mixing_terms",
     "toeplitz_deviation",
@@ -62,6 +65,24 @@ __all__ = [
 
 #: The four terms, in the order of the expansion.
 TERM_NAMES = ("content·content", "content·position", "position·content", "position·position")
+
+
+def term_label(name: str) -> str:
+    """A term of :data:`TERM_NAMES` as a reader sees it, in the current language (内容·位置, …)."""
+    labels = dict(zip(TERM_NAMES, (_("content·content"), _("content·position"), _("position·content"),
+                                   _("position·position"))))
+    return labels[require_choice("name", name, TERM_NAMES)]
+
+
+def shares_text(shares: dict[str, float]) -> str:
+    """``{term: share}`` (as :meth:`MixingTerms.shares` gives it) as one line: ``content·content 26 %, …``."""
+    if not isinstance(shares, Mapping):
+        raise TypeError(_("shares must be a dict {{term: share}} as MixingTerms.shares() gives it, got {0}.").format(
+            _short(shares)))
+    shares = {require_choice("shares' keys", name, TERM_NAMES): require_real(f"shares[{name!r}]", value, minimum=0.0)
+              for name, value in shares.items()}
+    return _(", ").join(_("{term} {percent:.0f} %").format(term=term_label(name), percent=100 * value)
+                        for name, value in shares.items())
 
 
 @dataclass(frozen=True)

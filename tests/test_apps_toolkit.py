@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 
 import numpy as np
 import pytest
@@ -133,7 +134,10 @@ def test_an_app_stored_output_carries_its_figure_beside_the_widget() -> None:
         bundle, metadata = app._repr_mimebundle_()
         assert metadata["image/png"]["width"] == app.figure.display_width
         assert "application/vnd.jupyter.widget-view+json" in bundle
-        assert base64.b64decode(bundle["image/png"]) == app.image.value
+        stored = base64.b64decode(bundle["image/png"])
+        assert np.array_equal(_pixels(stored), _pixels(bytes(app.image.value)))  # the figure shown, plus its texts
+        texts = json.loads(Image.open(io.BytesIO(stored)).text[fb.PNG_TEXTS_KEY])
+        assert texts and texts == fb.figure_texts(app.figure)
         assert "App(children" not in bundle["text/plain"] and "pos = 3" in bundle["text/plain"]
     finally:
         app.close()

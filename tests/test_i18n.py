@@ -142,3 +142,38 @@ def test_lazy_text_speaks_the_current_language_in_every_use_and_cannot_leak_the_
                 ", ".join([t])  # a str is required: never the msgid in the wrong language
     finally:
         i18n.set_language("en")
+
+
+@pytest.mark.parametrize(("lang", "expected"), [("en", "two trainings: 2.5 s elapsed"), ("zh", "两次训练：用时 2.5 s")])
+def test_say_prints_a_notebook_line_in_the_current_language(lang: str, expected: str, capsys) -> None:  # noqa: ANN001
+    i18n.set_language(lang)
+    try:
+        i18n.say("two trainings: {seconds:.1f} s elapsed", seconds=2.51)
+    finally:
+        i18n.set_language("en")
+    assert capsys.readouterr().out == expected + "\n"
+
+
+def test_the_notebooks_printed_lines_are_in_the_catalogue():
+    """``say("…")`` in a notebook source is a msgid like any ``_()`` of the package."""
+    places = i18n.source_messages()
+    assert any(p.startswith("notebooks/01_") for p in places["{count} non-identity permutations: max|f(ΠX) - Π f(X)| < 1e-5 "
+                                                                 "without positions, >= {broken:.2f} with them"])
+
+
+def test_fill_wraps_by_terminal_columns_in_either_language():
+    import unicodedata
+
+    def columns(line: str) -> int:
+        return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+
+    chinese = "长度为 17 的序列需要位置 0..16，但这张可学习位置表只有 max_len=16 行（位置 0..15）。" * 4
+    english = "a sequence of length 17 needs positions 0..16, but this learned table has max_len=16 rows. " * 4
+    for text in (chinese, english):
+        lines = i18n.fill(text, width=60).splitlines()
+        assert len(lines) > 2 and all(columns(line) <= 60 for line in lines), lines
+        assert "".join(lines).replace(" ", "") == text.replace(" ", "")  # nothing lost, words whole
+    assert "max_len=16" in i18n.fill(english, width=60)
+    assert i18n.fill("one\ntwo", width=10) == "one\ntwo"
+    with pytest.raises(ValueError, match="width"):
+        i18n.fill("x", width=0)

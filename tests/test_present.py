@@ -75,8 +75,15 @@ def test_both_editions_show_each_cell_on_the_same_slide(deck: Path) -> None:
     assert present.slide_numbers(zh)[1:] == present.slide_numbers(_cells(deck)) and present.slide_numbers(zh)[0] is None
 
 
-def outline(cells: list[dict]) -> dict[str, object]:
-    """What TEACHING.md's slide table lists for one deck: slide count, sections, apps, exercises."""
+#: How each guide's slide table names a section and an exercise: English ``§3`` and ``Summary``, Chinese ``第 3 节`` and
+#: the Chinese edition's own headings; the headings a table leaves out (the references).
+HEADINGS = {"en": {"section": "§{}", "exercise": r"^### Exercise (\d+\.\d+)", "skip": "References"},
+            "zh": {"section": "第 {} 节", "exercise": r"^### 练习 (\d+\.\d+)", "skip": "参考资料"}}
+
+
+def outline(cells: list[dict], lang: str = "en") -> dict[str, object]:
+    """What the ``lang`` guide's slide table lists for one deck: slide count, sections, apps, exercises."""
+    style = HEADINGS[lang]
     numbers = present.slide_numbers(cells)
     sections, apps, exercises = [], [], []
     for cell, number in zip(cells, numbers):
@@ -86,18 +93,22 @@ def outline(cells: list[dict]) -> dict[str, object]:
         if cell["cell_type"] == "markdown":
             for heading in re.findall(r"^## (.+)$", source, re.M):
                 numbered = re.match(r"(\d+) · ", heading)
-                label = f"§{numbered.group(1)}" if numbered else heading.strip()
-                if label != "References":
+                label = style["section"].format(numbered.group(1)) if numbered else heading.strip()
+                if label != style["skip"]:
                     sections.append((label, number))
-            exercises += [(ex, number) for ex in re.findall(r"^### Exercise (\d+\.\d+)", source, re.M)]
+            exercises += [(ex, number) for ex in re.findall(style["exercise"], source, re.M)]
         else:
             apps += [(name, number) for name in re.findall(r"\b(\w+_app)\(", source)]
     return {"slides": max(n for n in numbers if n), "sections": sections, "apps": apps, "exercises": exercises}
 
 
-def teaching_rows() -> dict[str, dict[str, object]]:
-    """TEACHING.md's slide table, parsed: deck number -> the same fields as :func:`outline`."""
-    text = (REPO / "TEACHING.md").read_text()
+GUIDES = {"en": REPO / "TEACHING.md", "zh": REPO / "TEACHING.zh.md"}
+
+
+def teaching_rows(lang: str = "en") -> dict[str, dict[str, object]]:
+    """The ``lang`` guide's slide table, parsed: deck number -> the same fields as :func:`outline` (the Chinese table
+    writes ``第 1 节：2，…`` and ``1.1（3）``)."""
+    text = GUIDES[lang].read_text(encoding="utf-8")
     rows = {}
     for line in text.splitlines():
         match = re.match(r"\| \*\*(\d\d)\*\* [^|]+\| (\d+) \| ([^|]*) \| ([^|]*) \| ([^|]*) \|$", line)
@@ -106,20 +117,22 @@ def teaching_rows() -> dict[str, dict[str, object]]:
         deck, slides, sections, apps, exercises = match.groups()
         rows[deck] = {
             "slides": int(slides),
-            "sections": [(label.strip(), int(n)) for label, n in re.findall(r"([^,:]+): (\d+)", sections)],
-            "apps": [(name, int(n)) for name, n in re.findall(r"`(\w+)` \((\d+)\)", apps)],
-            "exercises": [(ex, int(n)) for ex, n in re.findall(r"(\d+\.\d+) \((\d+)\)", exercises)],
+            "sections": [(label.strip(), int(n)) for label, n in re.findall(r"([^,:，：]+)[:：] ?(\d+)", sections)],
+            "apps": [(name, int(n)) for name, n in re.findall(r"`(\w+)` ?[(（](\d+)[)）]", apps)],
+            "exercises": [(ex, int(n)) for ex, n in re.findall(r"(\d+\.\d+) ?[(（](\d+)[)）]", exercises)],
         }
     return rows
 
 
-def test_teaching_slide_table_names_the_real_slides() -> None:
-    rows = teaching_rows()
-    assert sorted(rows) == [p.name[:2] for p in DECKS], "TEACHING.md's slide table needs one row per deck"
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_teaching_slide_table_names_the_real_slides(lang: str) -> None:
+    rows = teaching_rows(lang)
+    guide = GUIDES[lang].name
+    assert sorted(rows) == [p.name[:2] for p in DECKS], f"{guide}'s slide table needs one row per deck"
     for deck in DECKS:
-        expected = outline(_cells(deck))
+        expected = outline(_cells(deck if lang == "en" else NOTEBOOKS / "zh" / deck.name), lang)
         assert rows[deck.name[:2]] == expected, (
-            f"TEACHING.md's slide row for deck {deck.name[:2]} does not match notebooks/{deck.stem}.py's slides:\n"
+            f"{guide}'s slide row for deck {deck.name[:2]} does not match the {lang} deck of notebooks/{deck.stem}.py:\n"
             f"  table: {rows[deck.name[:2]]}\n  deck:  {expected}")
 
 

@@ -360,3 +360,29 @@ def test_frequencies_used_are_the_papers() -> None:
     theta = angles_in_dtype(torch.tensor([1.0]), D)[0]
     torch.testing.assert_close(theta, inverse_frequencies(D))
     assert math.isclose(float(theta[1]), 10000 ** (-2 / D))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_comparison_tables_speak_the_language_they_are_built_in(lang: str) -> None:
+    """The closing tables in the language current when the rows were built, their plain-text columns aligned in
+    terminal columns (a CJK character counts two)."""
+    import unicodedata
+
+    from pe_helpers import i18n
+    from pe_helpers.comparison import format_comparison_accuracies
+
+    def columns(line: str) -> int:
+        return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+
+    i18n.set_language(lang)
+    try:
+        rows = comparison_table(_fake_results(lookback=True))
+        text, table = format_comparison_accuracies(rows), format_comparison_table(rows)
+    finally:
+        i18n.set_language("en")
+    chinese = any("\u4e00" <= c <= "\u9fff" for c in text + table)
+    assert chinese == (lang == "zh"), text
+    lines = text.splitlines()
+    assert len(lines) == len(rows) + 1 and len({columns(line) for line in lines}) == 1, text
+    assert ("无法运行" if lang == "zh" else "cannot run") in text + table
+    assert ("正弦位置编码" if lang == "zh" else "sinusoidal absolute") in lines[2]

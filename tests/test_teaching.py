@@ -182,9 +182,9 @@ NUMBERS: dict[str, Callable[[], str]] = {
     "lab.lookback.yarn_past": lab_value(lambda r: _past(r, "rope-yarn", "lookback")),
     "lab.lookback.ntk_far": lab_value(lambda r: _far(r, "rope-ntk", "lookback"), lambda x: f"{x:.3f}"),
     # notebook 05 §1: the collision and the √d scaling
-    "05.ratio_normal": output("05", r"V = 37000, normal init, ×√d: \|content\| / \|position\| = ([\d.]+)",
+    "05.ratio_normal": output("05", r"V = 37000, N\(0, 1\) init, ×√d: \|content\| / \|position\| = ([\d.]+)",
                               fmt=lambda s: f"{float(s):.0f}"),
-    "05.ratio_xavier": output("05", r"V = 37000, xavier init, ×√d: \|content\| / \|position\| = ([\d.]+)"),
+    "05.ratio_xavier": output("05", r"V = 37000, Xavier init, ×√d: \|content\| / \|position\| = ([\d.]+)"),
 }
 
 

@@ -41,7 +41,8 @@ from collections.abc import Callable, Mapping, Sequence
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
-from ..figures._base import DRAW_LOCK, PNG_VALUES_KEY, FigureHandle, app_dpi, format_number, freeze_layout, render_png
+from ..figures._base import (DRAW_LOCK, PNG_TEXTS_KEY, PNG_VALUES_KEY, FigureHandle, app_dpi, figure_texts, format_number,
+                             freeze_layout, render_png, with_png_text)
 from ..i18n import _
 
 __all__ = ["App", "Enabled", "BASES", "base_slider", "parse_number"]
@@ -142,7 +143,9 @@ class App(widgets.VBox):
         bundle = dict(super()._repr_mimebundle_(**kwargs) or {})
         metadata = {}
         if self.image.value:
-            bundle["image/png"] = base64.b64encode(self.image.value).decode("ascii")
+            with DRAW_LOCK:  # the figure's texts as the stored PNG shows them (not written on every move)
+                png = with_png_text(self.image.value, PNG_TEXTS_KEY, json.dumps(figure_texts(self.figure), ensure_ascii=False))
+            bundle["image/png"] = base64.b64encode(png).decode("ascii")
             metadata["image/png"] = {"width": getattr(self.figure, "display_width", None) or
                                      round(self.figure.get_figwidth() * self.figure.dpi)}
         caption = html.unescape(self.caption.value)

@@ -15,6 +15,7 @@ seed again on this CPU. Nothing is trained until the button is pressed.
 
 from __future__ import annotations
 
+import base64
 import functools
 from collections.abc import Sequence
 
@@ -136,6 +137,19 @@ class TrainNow(widgets.VBox):
         self._show(app=False)
         return self.results
 
+    def _repr_mimebundle_(self, **kwargs: object) -> tuple[dict, dict]:
+        """The widget view, plus the figure shown last as a PNG and a line of text, for front ends that cannot show
+        the widget (a notebook opened without running, GitHub, nbviewer): never the widgets' repr."""
+        bundle = dict(super()._repr_mimebundle_(**kwargs) or {})
+        metadata = {}
+        if self.image.value:
+            bundle["image/png"] = base64.b64encode(self.image.value).decode("ascii")
+            width = str(self.image.layout.width or "1000px").removesuffix("px")
+            metadata["image/png"] = {"width": int(width) if width.isdigit() else 1000}
+        bundle["text/plain"] = _("The live seed: the button {button!r} trains it again (run the notebook to use it)").format(
+            button=self.button.description)
+        return bundle, metadata
+
     def train(self, *, progress: bool = True) -> LabResults:
         """Train the seed again on this CPU (once), show it over the reference; return the live results."""
         if not self.trained_live:
@@ -161,6 +175,6 @@ class TrainNow(widgets.VBox):
         width = getattr(handle.figure, "display_width", None)
         if width:
             self.image.layout.width = f"{width}px"
-        self.image.value = render_png(handle.figure)
+        self.image.value = render_png(handle.figure, texts=True)
         plt.close(handle.figure)
         self.app_box.children = (extrapolation_app(results=self.results, task=self.tasks[0]),) if app else ()

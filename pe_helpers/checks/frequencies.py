@@ -169,9 +169,27 @@ _TABLE_MISTAKES = (
 SINUSOIDAL_MISTAKES = tuple(m.name for m in _TABLE_MISTAKES)
 
 
+#: Each named mistake's buggy line, in words (as its function's docstring says it), for notebook 03's bug zoo.
+_BUGGY_LINES = {
+    "cos-exponent": lazy_("cos columns use 2(i+1)/d: pe[:, 1::2] = cos(pos / 10000**((2i + 2)/d))."),
+    "dimension-index": lazy_("exponent j/d with the column index j: pe[:, j] = f(pos / 10000**(j/d))."),
+    "base-1000": lazy_("1000 ** (2i/d) instead of 10000 ** (2i/d)."),
+    "sine-only": lazy_("pe[:, 1::2] = torch.sin(angles) (copy-paste of the sin line)."),
+    "sine-only-zeros": lazy_("the cos line forgotten: odd columns stay zero."),
+    "multiply-instead-of-divide": lazy_("pos * 10000**(2i/d) instead of pos / 10000**(2i/d)."),
+    "concatenated-layout": lazy_("torch.cat([sin, cos], dim=1): the concatenated layout."),
+    "swapped-sin-cos": lazy_("pe[:, 0::2] = cos, pe[:, 1::2] = sin."),
+    "index-doubled": lazy_("2 * torch.arange(0, dim, 2): the 2 of 2i counted twice."),
+    "tensor2tensor-frequencies": lazy_("log_timescale_increment = log(10000) / (d/2 - 1), as in tensor2tensor and fairseq, in the interleaved layout."),
+    "tensor2tensor-table": lazy_("tensor2tensor's / fairseq's get_timing_signal: ω_i = 10000^(-i/(d/2-1)) and torch.cat([sin, cos], dim=1)."),
+    "exponent-i-over-d": lazy_("torch.arange(0, dim // 2) / dim: the pair index i where 2i belongs, ω_i = 10000^(-i/d)."),
+}
+
+
 def example_mistakes() -> dict[str, tuple[Callable[[int, int], Tensor], str]]:
-    """Each named mistake of :func:`check_sinusoidal` as a buggy fn(seq_len, dim), with the buggy line in words."""
-    return {m.name: (m.fn, (m.fn.__doc__ or "").strip()) for m in _TABLE_MISTAKES}
+    """Each named mistake of :func:`check_sinusoidal` as a buggy fn(seq_len, dim), with the buggy line in words
+    (in the current language)."""
+    return {m.name: (m.fn, str(_BUGGY_LINES[m.name])) for m in _TABLE_MISTAKES}
 
 
 # --- 3.1: diagnosing a table that matches no named mistake ---------------------------------------------

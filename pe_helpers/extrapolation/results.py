@@ -299,10 +299,17 @@ class LabResults:
             L=L, chance=self.chance))
         return "\n".join(rows)
 
-    def table_markdown(self, task: str = "copy", lengths: Sequence[int] | None = None, *, digits: int = 2) -> str:
+    def table_markdown(self, task: str = "copy", lengths: Sequence[int] | None = None, *, digits: int = 2,
+                       encodings: str | Iterable[str] | None = None) -> str:
         """The numbers of :meth:`table` as a Markdown table to display (``IPython.display.Markdown``): one row per
-        scheme, one column per size, ``mean ± std`` over seeds; the training size's column is marked."""
+        scheme (every scheme of the results, or ``encodings``), one column per size, ``mean ± std`` over seeds; the
+        training size's column is marked."""
         task = require_task(task)
+        shown = self.encodings if encodings is None else parse_encodings(encodings)
+        missing = [e for e in shown if e not in self.encodings]
+        if missing:
+            raise ValueError(_("encodings {missing} are not in these results; they hold {held}.").format(
+                missing=", ".join(missing), held=", ".join(self.encodings)))
         digits = require_int("digits", digits, minimum=0, maximum=12)
         L = self.train_len
         if lengths is None:
@@ -312,7 +319,7 @@ class LabResults:
         head = [_("scheme")] + [f"n = {n}" + (" (L)" if n == L else "") for n in lengths]
         rows = [f"**{_('task {task!r}, token accuracy ({seeds})').format(task=task, seeds=seeds)}**", "",
                 "| " + " | ".join(head) + " |", "|" + "---|" + "---:|" * len(lengths)]
-        for e in self.encodings:
+        for e in shown:
             cells = []
             for n in lengths:
                 v, spread = self.accuracy_at(e, n, task), self.spread_at(e, n, task)

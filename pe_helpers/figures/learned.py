@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from .._validate import require_choice, require_int
-from ..learned import row_cosine_similarity
+from ..learned import QKV_METHODS, row_cosine_similarity
 from ._base import DIVERGING, OKABE_ITO, FigureHandle, new_figure, settle_layout, single_thread, static_figure
 from ..i18n import _
 
@@ -139,7 +139,9 @@ def plot_similarity_heatmaps(
 def plot_qkv_change(changes: Mapping[str, Mapping[str, float]]) -> Figure:
     r"""Grouped bars of the relative change :math:`\lVert M' - M\rVert / \lVert M\rVert` of Q, K and V per method.
 
-    A method whose name mentions RoPE is flagged as notebook 06's (it is shown here before it is taught).
+    ``changes`` is keyed by method: a key of :data:`~pe_helpers.learned.QKV_METHODS` is shown by its name there, in the
+    current language, any other key as it is. A method whose name mentions RoPE is flagged as notebook 06's (it is
+    shown here before it is taught).
     """
     fig, ax = static_figure(height=3.8)
     names = list(changes)
@@ -147,7 +149,8 @@ def plot_qkv_change(changes: Mapping[str, Mapping[str, float]]) -> Figure:
     for k, name in enumerate(names):
         values = [changes[name][m] for m in ("Q", "K", "V")]
         xs = [j + (k - (len(names) - 1) / 2) * width for j in range(3)]
-        shown = _("{name} (notebook 06)").format(name=name) if "rope" in name.lower() else name
+        label = str(QKV_METHODS.get(name, name))
+        shown = _("{name} (notebook 06)").format(name=label) if "rope" in name.lower() else label
         bars = ax.bar(xs, values, width=width, color=OKABE_ITO[k % len(OKABE_ITO)], label=shown)
         ax.bar_label(bars, fmt="%.2f")
     ax.set_xticks(range(3), ["Q", "K", "V"])

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from ..i18n import _
-from ..mixing import TERM_NAMES, MixingTerms
+from ..mixing import TERM_NAMES, MixingTerms, term_label
 from ._base import DIVERGING, FigureHandle, new_figure, settle_layout, symmetric_limits
 
 __all__ = ["MIXING_EQUATION", "build_mixing"]
@@ -25,7 +25,7 @@ _TERM_FORMULAS = ("xᵢMxⱼᵀ", "xᵢMpⱼᵀ", "pᵢMxⱼᵀ", "pᵢMpⱼᵀ"
 
 def _term_names() -> tuple[str, ...]:
     """The four terms' names in the current language, in the order of :data:`TERM_NAMES`."""
-    return _("content·content"), _("content·position"), _("position·content"), _("position·position")
+    return tuple(term_label(name) for name in TERM_NAMES)
 
 
 _MIXING_FONT = 13  # pt: about 18 CSS px at the toolkit's 1000 px display width

@@ -216,7 +216,9 @@ def draw_shift_matrix(ax: Axes, k: float, d: int, *, base: float = 10000.0, layo
     image = ax.imshow(r.numpy(), cmap=DIVERGING, vmin=-1, vmax=1, interpolation="nearest")
     ax.xaxis.set_major_locator(MaxNLocator(8, integer=True))
     ax.yaxis.set_major_locator(MaxNLocator(8, integer=True))
-    label(ax, f"R(k = {k:g}), {layout}, d = {d}", _("column of PE(pos)"), _("row of PE(pos+k)"))
+    layout_name = _("interleaved") if layout == "interleaved" else _("concatenated")
+    label(ax, _("R(k = {k:g}), {layout}, d = {d}").format(k=k, layout=layout_name, d=d), _("column of PE(pos)"),
+          _("row of PE(pos+k)"))
     ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
 
 
