@@ -119,7 +119,7 @@ student: $(STAMP)
 lock:
 	@sh tools/bootstrap-venv.sh --check "$(PYTHON)"
 	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock
-	.venv-lock/bin/pip install --quiet torch==2.13.0 -e '.[test,present,hub]'
+	.venv-lock/bin/pip install --quiet torch==2.13.0 -e '.[test,present,hub,grade]'
 	{ head -3 requirements.lock; .venv-lock/bin/pip freeze --all --exclude-editable \
 		| grep -vE '^(pip|wheel)==' | sed 's/^torch==\(.*\)+cpu/torch==\1/' | sort -f; } > requirements.lock.new
 	mv requirements.lock.new requirements.lock && rm -rf .venv-lock

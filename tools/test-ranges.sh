@@ -21,7 +21,7 @@ if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ] || [ tools/ranges.py -nt
     "$PYTHON" -m venv "$VENV"
     # torch: the CPU build this machine has (the lock's pin); everything else as the constraints say
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check torch==2.13.0 -c "$VENV.constraints.txt" \
-        -e '.[test,present,hub]'
+        -e '.[test,present,hub,grade]'
     "$VENV/bin/python" -m pe_helpers.jupyter_settings >/dev/null
     touch "$STAMP"
 fi
