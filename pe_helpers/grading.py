@@ -17,7 +17,8 @@ language (``nb01`` … ``nb06``, ``nb01_zh`` … ``nb06_zh``). From each teacher
   which is how nbgrader scores a test cell 0. Where the checker's inputs are tensors, a hidden test
   (``### BEGIN HIDDEN TESTS``, removed from the released version, restored when grading) runs the same
   checker on other random inputs of the same shapes: the visible messages name expected entries
-  ("entry [2, 3] should be 0.1234"), so answers copied from them pass the visible check only.
+  ("entry [2, 3] should be 0.1234"), so answers copied from them pass the visible check only. Exercise 5.1's
+  check shows the measured answer beside the student's prediction, so all of it is hidden there.
 
 Grading keeps nbgrader's own protection (checksums, locked cells, :class:`OverwriteCells` restoring the test
 cells' sources) and adds :class:`StrictOverwriteCells`: a test cell the student edited, deleted or whose
@@ -38,6 +39,7 @@ import ast
 import copy
 import csv
 import dataclasses
+import functools
 import html
 import json
 import re
@@ -54,10 +56,11 @@ from .i18n import _, set_language
 from .student import (CHECK_TAG, EXERCISE_HEADING, EXERCISE_HEADING_ZH, SOLUTION_TAG, StudentEditionError,
                       _CHECK_CALL, _clear_outputs, _language, _titles, _unhide, stub_regions)
 
-__all__ = ["COURSE_ID", "POINTS", "BEGIN_SOLUTION", "END_SOLUTION", "BEGIN_HIDDEN", "END_HIDDEN", "NotYet",
-           "graded", "tampered", "TAMPERING", "hidden_exercise", "assignment_id", "exercise_points", "course_notebook",
-           "write_course", "course_config", "StrictOverwriteCells", "ExerciseGrade", "gradebook_grades",
-           "write_grades_csv", "write_feedback_html", "export", "released_assignments", "grade", "main"]
+__all__ = ["COURSE_ID", "POINTS", "BEGIN_SOLUTION", "END_SOLUTION", "BEGIN_HIDDEN", "END_HIDDEN", "NotYet", "graded",
+           "tampered", "TAMPERING", "ANSWER_REVEALING", "hidden_exercise", "assignment_id", "exercise_points",
+           "course_notebook", "write_course", "course_config", "student_config", "StrictOverwriteCells",
+           "ExerciseGrade", "gradebook_grades", "write_grades_csv", "write_feedback_html", "export",
+           "released_assignments", "grade", "main"]
 
 REPO = Path(__file__).resolve().parents[1]
 COURSE_ID = "pe-notebooks"
@@ -81,7 +84,7 @@ class NotYet(AssertionError):
 
 
 def _user_namespace(depth: int = 2) -> dict[str, Any]:
-    """The notebook's variables: IPython's user namespace in a kernel, else the caller's globals."""
+    """The notebook's variables: IPython's user namespace in a kernel, else the caller's (its globals and locals)."""
     try:
         from IPython import get_ipython
 
@@ -90,7 +93,8 @@ def _user_namespace(depth: int = 2) -> dict[str, Any]:
         shell = None
     if shell is not None:
         return shell.user_ns
-    return sys._getframe(depth).f_globals
+    frame = sys._getframe(depth)
+    return {**frame.f_globals, **frame.f_locals}
 
 
 def _checker(name: str) -> Callable[..., Any]:
@@ -229,8 +233,16 @@ def _solution_regions(source: str, exercise: str, title: str | None, where: str,
     return "\n".join(lines)
 
 
-def _test_source(check_source: str, exercise: str, where: str) -> tuple[str, bool]:
-    """The test cell for ``assert check_xxx(fn)`` and whether it has a hidden part."""
+#: Checkers whose verdict shows the reference's answer (exercise 5.1 shows the measured accuracies beside the
+#: prediction): in an assignment the whole check is hidden, and the student sees it in the feedback.
+ANSWER_REVEALING = frozenset({"check_extrapolation_prediction"})
+_HIDDEN_CHECK = {"en": "# This exercise is checked after you submit: its check shows the answer.",
+                 "zh": "# 这道练习在提交之后检查：它的检查会显示答案。"}
+
+
+def _test_source(check_source: str, exercise: str, where: str, lang: str = "en") -> str:
+    """The test cell for ``assert check_xxx(fn)``: the visible check, and a hidden one on other inputs where the
+    checker takes tensors; the whole check hidden where it would show the answer (:data:`ANSWER_REVEALING`)."""
     m = _CHECK_CALL.match(check_source.strip())
     call = ast.parse(m.group(1), mode="eval").body if m else None
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and len(call.args) == 1
@@ -238,13 +250,15 @@ def _test_source(check_source: str, exercise: str, where: str) -> tuple[str, boo
         raise StudentEditionError(_("{where}: a check cell must be exactly `assert check_xxx(my_fn)`, got {source!r}.")
                                   .format(where=where, source=check_source.strip()[:80]))
     checker, function = call.func.id, call.args[0].id
-    visible = f'from pe_helpers.grading import graded\n\ngraded("{checker}", "{function}", "{exercise}")'
+    run = f'from pe_helpers.grading import graded\n\ngraded("{checker}", "{function}", "{exercise}")'
+    if checker in ANSWER_REVEALING:
+        return f"{_HIDDEN_CHECK[lang]}\n{BEGIN_HIDDEN}\n{run}\n{END_HIDDEN}"
     if not _has_hidden_test(checker):
-        return visible, False
-    return (visible + f'\n{BEGIN_HIDDEN}\ngraded("{checker}", "{function}", "{exercise}", hidden=True)\n{END_HIDDEN}',
-            True)
+        return run
+    return f'{run}\n{BEGIN_HIDDEN}\ngraded("{checker}", "{function}", "{exercise}", hidden=True)\n{END_HIDDEN}'
 
 
+@functools.cache
 def _has_hidden_test(checker: str) -> bool:
     """Does the checker's exercise take tensor inputs a hidden test can draw again? (One probe call, ~20 ms.)"""
     result = _checker(checker)(lambda *args: None, quiet=True)
@@ -275,7 +289,7 @@ def course_notebook(nb: NotebookNode, name: str) -> NotebookNode:
         elif CHECK_TAG in tags:
             if exercise is None:
                 raise StudentEditionError(_("{where}: a check cell comes before any solution cell.").format(where=where))
-            cell.source, _hidden = _test_source(cell.source, exercise, where)
+            cell.source = _test_source(cell.source, exercise, where, lang)
             cell.metadata["nbgrader"] = _nbgrader(_grade_id(exercise, "test"), grade=True, solution=False,
                                                   locked=True, points=points[exercise])
             exercise = None
@@ -283,8 +297,9 @@ def course_notebook(nb: NotebookNode, name: str) -> NotebookNode:
     return out
 
 
-def course_config(course: Path, exchange: Path) -> str:
-    """The course's ``nbgrader_config.py``: course id, exchange, the strict overwrite, the cell time limit."""
+def course_config(exchange: Path) -> str:
+    """The course's ``nbgrader_config.py`` (nbgrader's commands run in the course directory, its root): course id,
+    exchange, the strict overwrite, the cell time limit."""
     return f'''"""nbgrader's configuration for the pe-notebooks course (written by `make assignments`)."""
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: F401 - kept in the default list below
@@ -294,7 +309,6 @@ from pe_helpers.grading import StrictOverwriteCells
 
 c = get_config()  # noqa: F821 - nbgrader provides get_config
 c.CourseDirectory.course_id = {COURSE_ID!r}
-c.CourseDirectory.root = {str(course)!r}
 # The exchange the hub's students fetch from and submit to (one machine: a folder both sides reach).
 c.Exchange.root = {str(exchange)!r}
 # On a local hub every student's server runs as the same system user: the student's name is the hub's
@@ -306,6 +320,25 @@ c.ClearSolutions.code_stub = {{"python": ""}}
 c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, StrictOverwriteCells,
                                       CheckCellMetadata]
 c.Execute.timeout = {CELL_TIMEOUT}
+# A cell that floods its output until it is interrupted leaves the output channel busy past nbgrader's wait for it:
+# go on with the next cell (that exercise scores 0) instead of failing the whole submission.
+c.Execute.raise_on_iopub_timeout = False
+# What a flood leaves in the graded notebook: nbgrader keeps the first lines of each cell's output.
+c.LimitOutput.max_lines = 100
+'''
+
+
+def student_config(exchange: Path | str) -> str:
+    """The students' ``nbgrader_config.py`` on a hub (:mod:`pe_helpers.hub` puts it on their Jupyter config path):
+    the course, its exchange, and the student's name from the hub (``JUPYTERHUB_USER``)."""
+    return f'''"""nbgrader for the students of this hub (written by pe_helpers.hub at each start)."""
+import os
+
+c = get_config()  # noqa: F821 - nbgrader provides get_config
+c.CourseDirectory.course_id = {COURSE_ID!r}
+c.Exchange.root = {str(Path(exchange).resolve())!r}
+# Every server of a local hub runs as the same system user: the hub's user name says who submits.
+c.CourseDirectory.student_id = os.environ.get("JUPYTERHUB_USER", "*")
 '''
 
 
@@ -325,7 +358,7 @@ def write_course(src: Path | str = REPO / "notebooks", course: Path | str = REPO
             target = course / "source" / assignment_id(path, lang) / path.name
             converted[target] = course_notebook(nbformat.read(path, as_version=4), f"{folder.name}/{path.name}")
     course.mkdir(parents=True, exist_ok=True)
-    (course / "nbgrader_config.py").write_text(course_config(course, exchange), encoding="utf-8")
+    (course / "nbgrader_config.py").write_text(course_config(exchange), encoding="utf-8")
     for target, nb in converted.items():
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.validate(nb)
@@ -379,16 +412,18 @@ def _strict_overwrite_cells() -> type:
 
         def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int) -> tuple[NotebookNode, dict]:
             reason = self._tampering(cell)
-            cell, resources = super().preprocess_cell(cell, resources, index)
-            if reason:
+            if reason:  # the flags first: nbgrader's checksum covers them, and would not match after restoring
                 grade_id = cell.metadata["nbgrader"]["grade_id"]
                 graded_cell = self.gradebook.find_graded_cell(grade_id, self.notebook_id, self.assignment_id)
-                cell.cell_type = "code"
-                cell.metadata["nbgrader"] = _nbgrader(grade_id, grade=True, solution=False, locked=True,
-                                                      points=graded_cell.max_score)
-                cell.source = _tampered_source(_exercise_of(grade_id), reason)
+                cell.metadata["nbgrader"].update(_nbgrader(grade_id, grade=True, solution=False, locked=True,
+                                                           points=graded_cell.max_score))
+                self.update_cell_type(cell, "code")
+            cell, resources = super().preprocess_cell(cell, resources, index)
+            if reason:
+                cell.source = _tampered_source(_exercise_of(cell.metadata["nbgrader"]["grade_id"]), reason)
                 cell.outputs, cell.execution_count = [], None
-                self.log.warning("Test cell %s scores 0: %s", grade_id, {"edited": "edited", "metadata": "its metadata changed"}[reason])
+                self.log.warning("Test cell %s scores 0: %s", cell.metadata["nbgrader"]["grade_id"],
+                                 {"edited": "edited", "metadata": "its metadata changed"}[reason])
             return cell, resources
 
         def _tampering(self, cell: NotebookNode) -> str | None:
@@ -554,14 +589,19 @@ def grade(course: Path | str, exchange: Path | str, assignments: Sequence[str] =
     ``collect``, ``autograde``, ``generate_feedback``, ``release_feedback``. Returns the assignments graded."""
     import subprocess
 
+    import os
+
     names = list(assignments) or released_assignments(exchange)
     if not names:
         raise FileNotFoundError(_("no assignment was released to {path}: run `nbgrader release_assignment "
                                   "<assignment>` in the course directory first.").format(path=exchange))
+    # nbgrader runs alembic, installed beside the Python that runs it
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     for name in names:
         for step in ("collect", "autograde", "generate_feedback", "release_feedback"):
             # autograde exits non-zero when one submission could not be graded; the others are graded all the same
-            subprocess.run([*nbgrader, step, name], cwd=course, check=step not in ("autograde", "generate_feedback"))
+            subprocess.run([*nbgrader, step, name], cwd=course, env=env,
+                           check=step not in ("autograde", "generate_feedback"))
     return names
 
 

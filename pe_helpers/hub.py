@@ -170,7 +170,8 @@ def configure(c, env: Mapping[str, str] = os.environ) -> None:  # noqa: ANN001 -
     c.Spawner.notebook_dir = str(run / "users" / "{username}")
     c.Spawner.pre_spawn_hook = lambda spawner: copy_course(source, Path(spawner.home_dir))
     threads = env.get("PE_HUB_THREADS", "1")  # per kernel; benchmarks/hub_load.py --threads compares
-    c.Spawner.environment = {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "PATH": f"{venv_bin}:/usr/bin:/bin"}
+    c.Spawner.environment = {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "PATH": f"{venv_bin}:/usr/bin:/bin",
+                             "JUPYTER_CONFIG_PATH": str(_nbgrader_exchange(run, env))}
     c.Spawner.mem_limit = MEM_LIMIT
     c.Spawner.args = [f"--MappingKernelManager.cull_idle_timeout={IDLE_KERNEL_SECONDS}",
                       "--MappingKernelManager.cull_interval=300",
@@ -185,6 +186,21 @@ def configure(c, env: Mapping[str, str] = os.environ) -> None:  # noqa: ANN001 -
                                 "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"]}]
     c.JupyterHub.services = [{"name": "idle-culler", "command": [
         sys.executable, "-m", "jupyterhub_idle_culler", f"--timeout={IDLE_SERVER_SECONDS}"]}]
+
+
+def _nbgrader_exchange(run: Path, env: Mapping[str, str]) -> Path:
+    """The folder of the students' nbgrader configuration: fetch from and submit to the course's exchange
+    (``PE_HUB_EXCHANGE``, default ``<run>/exchange``, where ``make assignments`` points the lecturer's side) under
+    the hub's user name. Every server of this hub runs as one system user, so nbgrader cannot tell students
+    apart by the owner of their files; the name comes from ``JUPYTERHUB_USER``."""
+    from .grading import student_config
+
+    exchange = Path(env.get("PE_HUB_EXCHANGE", run / "exchange"))
+    exchange.mkdir(parents=True, exist_ok=True)
+    folder = run / "nbgrader"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "nbgrader_config.py").write_text(student_config(exchange), encoding="utf-8")
+    return folder
 
 
 @functools.cache
