@@ -476,8 +476,9 @@ class ExerciseGrade:
 def _feedback_line(course: Path, student: str, assignment: str, notebook: str, grade_id: str) -> str:
     """The one line the test cell printed in the autograded notebook (the checker's, or why it scored 0)."""
     path = course / "autograded" / student / assignment / f"{notebook}.ipynb"
-    if not path.is_file():
-        return ""
+    if not path.is_file():  # nbgrader could not run it through: the submission's kernel died
+        return _("[NOT YET] {assignment}: the notebook could not be run to its end (its kernel stopped, e.g. os._exit "
+                 "at the top of a cell), so no exercise of it was graded.").format(assignment=assignment)
     nb = nbformat.read(path, as_version=4)
     for cell in nb.cells:
         if cell.metadata.get("nbgrader", {}).get("grade_id") != grade_id:
