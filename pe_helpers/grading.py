@@ -145,8 +145,9 @@ def graded(checker: str, function: str, exercise: str, *, hidden: bool = False) 
     """A test cell: run ``checker`` (a ``check_*`` of :mod:`pe_helpers.checks`) on the notebook's ``function``.
 
     Prints the checker's one line on success (and for a recorded prediction); raises :class:`NotYet` with that
-    line otherwise, so nbgrader scores the cell 0. ``hidden=True`` runs the same checker on other inputs
-    (:func:`hidden_exercise`), for the hidden part of the test.
+    line otherwise, so nbgrader scores the cell 0. ``hidden=True`` (the hidden part of a test cell, before its
+    visible call) runs the check, then the same checker on other inputs (:func:`hidden_exercise`), and prints
+    nothing unless one of them fails.
     """
     from .checks._base import CheckResult, run_exercise
 
@@ -255,7 +256,10 @@ def _test_source(check_source: str, exercise: str, where: str, lang: str = "en")
         return f"{_HIDDEN_CHECK[lang]}\n{BEGIN_HIDDEN}\n{run}\n{END_HIDDEN}"
     if not _has_hidden_test(checker):
         return run
-    return f'{run}\n{BEGIN_HIDDEN}\ngraded("{checker}", "{function}", "{exercise}", hidden=True)\n{END_HIDDEN}'
+    # the hidden part first: it runs the visible check too and stops the cell with one line if either fails, so the
+    # visible call after it prints the one line of a pass
+    return (f'from pe_helpers.grading import graded\n\n{BEGIN_HIDDEN}\ngraded("{checker}", "{function}", "{exercise}", '
+            f'hidden=True)\n{END_HIDDEN}\ngraded("{checker}", "{function}", "{exercise}")')
 
 
 @functools.cache

@@ -12,7 +12,9 @@ which calls :func:`configure`):
 * authentication always on: a password file the lecturer controls (:class:`PasswordFileAuthenticator`; salted
   PBKDF2 hashes, never the passwords). The first ``make hub`` writes it with a ``teacher`` (admin) and
   ``HUB_STUDENTS`` students, and hands the lecturer their passwords once, in a CSV readable by its owner only;
-* idle servers stopped by jupyterhub-idle-culler (a hub service) and idle kernels by each server.
+* idle servers stopped by jupyterhub-idle-culler (a hub service) and idle kernels by each server;
+* homework: nbgrader's exchange in ``<run dir>/exchange`` (``make assignments`` points the lecturer's course at the
+  same folder), where each student fetches and submits under their hub name (:mod:`pe_helpers.grading`).
 
 What this local hub does not give: isolation between students. Without root, every server runs as the user who
 started the hub (JupyterHub's ``SimpleLocalProcessSpawner``): a student's code could read another's folder, and
@@ -170,8 +172,8 @@ def configure(c, env: Mapping[str, str] = os.environ) -> None:  # noqa: ANN001 -
     c.Spawner.notebook_dir = str(run / "users" / "{username}")
     c.Spawner.pre_spawn_hook = lambda spawner: copy_course(source, Path(spawner.home_dir))
     threads = env.get("PE_HUB_THREADS", "1")  # per kernel; benchmarks/hub_load.py --threads compares
-    c.Spawner.environment = {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "PATH": f"{venv_bin}:/usr/bin:/bin",
-                             "JUPYTER_CONFIG_PATH": str(_nbgrader_exchange(run, env))}
+    c.Spawner.environment = {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
+                             "PATH": f"{venv_bin}:/usr/bin:/bin", "JUPYTER_CONFIG_PATH": str(_nbgrader_exchange(run, env))}
     c.Spawner.mem_limit = MEM_LIMIT
     c.Spawner.args = [f"--MappingKernelManager.cull_idle_timeout={IDLE_KERNEL_SECONDS}",
                       "--MappingKernelManager.cull_interval=300",
