@@ -43,6 +43,7 @@ import functools
 import html
 import json
 import re
+import subprocess
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -60,7 +61,7 @@ __all__ = ["COURSE_ID", "POINTS", "BEGIN_SOLUTION", "END_SOLUTION", "BEGIN_HIDDE
            "tampered", "TAMPERING", "ANSWER_REVEALING", "hidden_exercise", "assignment_id", "exercise_points",
            "course_notebook", "write_course", "course_config", "student_config", "StrictOverwriteCells",
            "ExerciseGrade", "gradebook_grades", "write_grades_csv", "write_feedback_html", "export",
-           "released_assignments", "grade", "main"]
+           "released_assignments", "release", "grade", "main"]
 
 REPO = Path(__file__).resolve().parents[1]
 COURSE_ID = "pe-notebooks"
@@ -362,6 +363,7 @@ def write_course(src: Path | str = REPO / "notebooks", course: Path | str = REPO
             target = course / "source" / assignment_id(path, lang) / path.name
             converted[target] = course_notebook(nbformat.read(path, as_version=4), f"{folder.name}/{path.name}")
     course.mkdir(parents=True, exist_ok=True)
+    exchange.mkdir(parents=True, exist_ok=True)  # release_assignment needs it, also before the hub's first start
     (course / "nbgrader_config.py").write_text(course_config(exchange), encoding="utf-8")
     for target, nb in converted.items():
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -588,20 +590,39 @@ def released_assignments(exchange: Path | str) -> list[str]:
     return sorted(p.name for p in outbound.iterdir() if p.is_dir()) if outbound.is_dir() else []
 
 
+def _nbgrader_env() -> dict[str, str]:
+    """The environment for nbgrader's commands: they run alembic, installed beside the Python that runs them."""
+    import os
+
+    return {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def release(course: Path | str, assignments: Sequence[str], nbgrader: Sequence[str] = ("nbgrader",)) -> list[str]:
+    """nbgrader's ``generate_assignment`` and ``release_assignment`` for each of ``assignments``, in the course
+    directory: the student version (solutions and hidden tests removed, checksums added) goes to the exchange."""
+    if not assignments:
+        raise ValueError(_("name the assignments to release, e.g. nb03 nb03_zh."))
+    known = {p.name for p in (Path(course) / "source").iterdir()} if (Path(course) / "source").is_dir() else set()
+    unknown = [a for a in assignments if a not in known]
+    if unknown:
+        raise ValueError(_("no assignment {names} in {course}/source (make assignments writes them): the course has "
+                           "{known}.").format(names=", ".join(unknown), course=course, known=", ".join(sorted(known))))
+    for name in assignments:
+        # --force: a release after changing the notebooks replaces the old student version
+        subprocess.run([*nbgrader, "generate_assignment", name, "--force"], cwd=course, env=_nbgrader_env(), check=True)
+        subprocess.run([*nbgrader, "release_assignment", name, "--force"], cwd=course, env=_nbgrader_env(), check=True)
+    return list(assignments)
+
+
 def grade(course: Path | str, exchange: Path | str, assignments: Sequence[str] = (),
           nbgrader: Sequence[str] = ("nbgrader",)) -> list[str]:
     """nbgrader's own commands, in the course directory, for each released assignment (or ``assignments``):
     ``collect``, ``autograde``, ``generate_feedback``, ``release_feedback``. Returns the assignments graded."""
-    import subprocess
-
-    import os
-
     names = list(assignments) or released_assignments(exchange)
     if not names:
         raise FileNotFoundError(_("no assignment was released to {path}: run `nbgrader release_assignment "
                                   "<assignment>` in the course directory first.").format(path=exchange))
-    # nbgrader runs alembic, installed beside the Python that runs it
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = _nbgrader_env()
     for name in names:
         for step in ("collect", "autograde", "generate_feedback", "release_feedback"):
             # autograde exits non-zero when one submission could not be graded; the others are graded all the same
@@ -619,6 +640,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     build.add_argument("--course", default=str(REPO / "build" / "course"))
     build.add_argument("--exchange", default=str(REPO / "build" / "hub" / "exchange"),
                        help="nbgrader's exchange folder, shared with the hub (default: build/hub/exchange)")
+    step = sub.add_parser("release", help="generate_assignment and release_assignment: the students can fetch it")
+    step.add_argument("--course", default=str(REPO / "build" / "course"))
+    step.add_argument("assignments", nargs="*", help="e.g. nb03 nb03_zh")
     for command, text in (("grade", "collect, autograde and return feedback with nbgrader, then export"),
                           ("export", "grades.csv and one feedback page per student, from the gradebook")):
         step = sub.add_parser(command, help=text)
@@ -635,8 +659,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             written = write_course(args.src, args.course, args.exchange)
             names = sorted({p.parent.name for p in written})
             print(f"course in {args.course}/: {len(names)} assignments ({', '.join(names)}); next: "
-                  f"cd {args.course} && nbgrader generate_assignment <assignment> && nbgrader release_assignment "
-                  "<assignment>")
+                  "make release ASSIGNMENTS=<assignment>")
+        elif args.command == "release":
+            names = release(args.course, args.assignments, nbgrader=(sys.executable, "-m", "nbgrader"))
+            print(f"released: {', '.join(names)}")
         else:
             if args.command == "grade":
                 names = grade(args.course, args.exchange, args.assignments,
@@ -645,7 +671,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             set_language(args.lang)
             table, pages = export(args.course, args.out)
             print(f"grades: {table}; feedback: {len(pages)} pages in {Path(args.out) / 'feedback'}/")
-    except (StudentEditionError, FileNotFoundError, ValueError) as exc:
+    except (StudentEditionError, FileNotFoundError, ValueError, subprocess.CalledProcessError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0

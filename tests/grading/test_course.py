@@ -171,3 +171,31 @@ def test_the_hubs_students_submit_under_their_hub_name(tmp_path: Path) -> None:
     namespace: dict = {"get_config": lambda: Config()}
     exec(compile(text, "nbgrader_config.py", "exec"), namespace)  # noqa: S102 - the file nbgrader will run
     assert namespace["c"].CourseDirectory.course_id == grading.COURSE_ID
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "notebooks").glob("0[1-6]_*.ipynb")), ids=lambda p: p.name[:2])
+def test_every_solution_passes_its_hidden_test(path: Path) -> None:
+    """The teacher's solutions (each solution cell run on its own) pass the hidden tests as they pass the visible
+    ones: the redrawn inputs stay inside what each exercise asks for."""
+    from pe_helpers import checks
+    from pe_helpers.checks._base import run_exercise
+
+    namespace: dict = {}
+    exec("from pe_helpers import *", namespace)  # noqa: S102 - what the notebook's first cell imports
+    hidden = 0
+    for cell in nbformat.read(path, as_version=4).cells:
+        tags = cell.metadata.get("tags", [])
+        if "solution" in tags:
+            exec(cell.source, namespace)  # noqa: S102 - the teacher's solution
+        elif "check" in tags:
+            checker, function = re.fullmatch(r"assert (check_\w+)\((\w+)\)", cell.source.strip()).groups()
+            if checker in grading.ANSWER_REVEALING:
+                continue
+            result = getattr(checks, checker)(namespace[function], quiet=True)
+            variant = grading.hidden_exercise(result.exercise)
+            assert result, result
+            if variant is not None:
+                again = run_exercise(variant, namespace[function], quiet=True)
+                assert again, again
+                hidden += 1
+    assert hidden >= (0 if path.name[:2] in ("03", "04") else 2)

@@ -18,7 +18,6 @@ import pytest
 from pe_helpers import grading, hub
 from pe_helpers.testing import hub as th
 
-from .conftest import nbgrader
 from .test_class_of_30 import ATTENTION, ATTENTION_MISTAKES, NOTEBOOK, correct_sources
 
 pytestmark = pytest.mark.skipif(not hub.PROXY.exists(), reason="configurable-http-proxy is not installed: make "
@@ -53,8 +52,7 @@ def _do_homework(student: th.Student, answers: dict[str, str]) -> None:
 
 def test_release_fetch_submit_collect_autograde_and_feedback_through_the_hub(course: Path) -> None:
     exchange = course.parent / "exchange"
-    nbgrader(course, "generate_assignment", "nb01")
-    nbgrader(course, "release_assignment", "nb01")
+    assert grading.release(course, ["nb01"], nbgrader=(sys.executable, "-m", "nbgrader")) == ["nb01"]  # make release
     right = correct_sources(course, "nb01")
     homework = {
         "student01": right,
