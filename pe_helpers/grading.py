@@ -11,8 +11,8 @@ language (``nb01`` … ``nb06``, ``nb01_zh`` … ``nb06_zh``). From each teacher
   follows the body's ``return`` and is never reached; ``nbgrader generate_assignment`` removes the region, so
   the student sees the student edition's stub (nbgrader leaves one empty line where the region was);
 * every CHECK cell ``assert check_xxx(fn)`` becomes a locked, autograded test cell worth the exercise's
-  points, :data:`POINTS` by difficulty (★☆☆ 1, ★★☆ 2, ★★★ 3: the stars already measure the work), stored
-  in the cell's nbgrader metadata. It calls :func:`graded`, which runs the checker (its child process
+  points, :data:`POINTS` by difficulty (★☆☆ 1, ★★☆ 2, ★★★ 3: the stars already measure the work),
+  stored in the cell's nbgrader metadata. It calls :func:`graded`, which runs the checker (its child process
   and time limit) and prints the checker's one line, in the notebook's language; a failed check raises,
   which is how nbgrader scores a test cell 0. Where the checker's inputs are tensors, a hidden test
   (``### BEGIN HIDDEN TESTS``, removed from the released version, restored when grading) runs the same
@@ -103,7 +103,8 @@ def _checker(name: str) -> Callable[..., Any]:
 
     check = getattr(checks, name, None)
     if not (name.startswith("check_") and callable(check)):
-        raise ValueError(_("checker must name one of pe_helpers.checks' check_* functions, got {name!r}.").format(name=name))
+        raise ValueError(_("checker must name one of pe_helpers.checks' check_* functions, got {name!r}.")
+                         .format(name=name))
     return check
 
 
@@ -183,7 +184,8 @@ def tampered(exercise: str, reason: str) -> None:
     ``reason``: the student ``edited`` the test cell, ``deleted`` it, or changed its nbgrader ``metadata``.
     """
     if reason not in TAMPERING:
-        raise ValueError(_("reason must be one of {allowed}, got {reason!r}.").format(allowed=", ".join(map(repr, TAMPERING)), reason=reason))
+        raise ValueError(_("reason must be one of {allowed}, got {reason!r}.")
+                         .format(allowed=", ".join(map(repr, TAMPERING)), reason=reason))
     why = {"edited": _("this test cell was edited in the submission, so it cannot grade the exercise: 0 points."),
            "deleted": _("this test cell was deleted from the submission: 0 points."),
            "metadata": _("this test cell's metadata was changed in the submission: 0 points.")}[reason]
@@ -293,7 +295,8 @@ def course_notebook(nb: NotebookNode, name: str) -> NotebookNode:
             _unhide(cell)
         elif CHECK_TAG in tags:
             if exercise is None:
-                raise StudentEditionError(_("{where}: a check cell comes before any solution cell.").format(where=where))
+                raise StudentEditionError(_("{where}: a check cell comes before any solution cell.")
+                                          .format(where=where))
             cell.source = _test_source(cell.source, exercise, where, lang)
             cell.metadata["nbgrader"] = _nbgrader(_grade_id(exercise, "test"), grade=True, solution=False,
                                                   locked=True, points=points[exercise])
@@ -507,7 +510,8 @@ def gradebook_grades(course: Path | str = REPO / "build" / "course") -> list[Exe
     course = Path(course)
     db = course / "gradebook.db"
     if not db.is_file():
-        raise FileNotFoundError(_("no gradebook at {path}: run `nbgrader autograde` (make grade) first.").format(path=db))
+        raise FileNotFoundError(_("no gradebook at {path}: run `nbgrader autograde` (make grade) first.")
+                                .format(path=db))
     grades = []
     with Gradebook(f"sqlite:///{db}", COURSE_ID) as gb:
         for assignment in gb.assignments:
@@ -578,7 +582,8 @@ def write_feedback_html(grades: Iterable[ExerciseGrade], folder: Path | str) -> 
     return written
 
 
-def export(course: Path | str = REPO / "build" / "course", out: Path | str = REPO / "build" / "grades") -> tuple[Path, list[Path]]:
+def export(course: Path | str = REPO / "build" / "course",
+           out: Path | str = REPO / "build" / "grades") -> tuple[Path, list[Path]]:
     """``out/grades.csv`` and ``out/feedback/<student>.html`` from the course's gradebook."""
     grades = gradebook_grades(course)
     return write_grades_csv(grades, Path(out) / "grades.csv"), write_feedback_html(grades, Path(out) / "feedback")
