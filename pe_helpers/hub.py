@@ -14,7 +14,8 @@ which calls :func:`configure`):
   ``HUB_STUDENTS`` students, and hands the lecturer their passwords once, in a CSV readable by its owner only;
 * idle servers stopped by jupyterhub-idle-culler (a hub service) and idle kernels by each server;
 * homework: nbgrader's exchange in ``<run dir>/exchange`` (``make assignments`` points the lecturer's course at the
-  same folder), where each student fetches and submits under their hub name (:mod:`pe_helpers.grading`).
+  same folder), where each student fetches and submits under their hub name (:mod:`pe_helpers.grading`); the
+  students' JupyterLab shows nbgrader's assignment list, not the lecturer's formgrader.
 
 What this local hub does not give: isolation between students. Without root, every server runs as the user who
 started the hub (JupyterHub's ``SimpleLocalProcessSpawner``): a student's code could read another's folder, and
@@ -31,6 +32,7 @@ import csv
 import functools
 import hashlib
 import hmac
+import json
 import os
 import secrets
 import shutil
@@ -191,7 +193,7 @@ def configure(c, env: Mapping[str, str] = os.environ) -> None:  # noqa: ANN001 -
 
 
 def _nbgrader_exchange(run: Path, env: Mapping[str, str]) -> Path:
-    """The folder of the students' nbgrader configuration: fetch from and submit to the course's exchange
+    """The folder of the students' Jupyter configuration for nbgrader: fetch from and submit to the course's exchange
     (``PE_HUB_EXCHANGE``, default ``<run>/exchange``, where ``make assignments`` points the lecturer's side) under
     the hub's user name. Every server of this hub runs as one system user, so nbgrader cannot tell students
     apart by the owner of their files; the name comes from ``JUPYTERHUB_USER``."""
@@ -202,6 +204,15 @@ def _nbgrader_exchange(run: Path, env: Mapping[str, str]) -> Path:
     folder = run / "nbgrader"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "nbgrader_config.py").write_text(student_config(exchange), encoding="utf-8")
+    # the lecturer's parts of nbgrader stay out of the students' JupyterLab (nbgrader's advice for students): its
+    # formgrader, course list and assignment editor; the students keep the assignment list and the validate button
+    lecturer = ("formgrader", "course_list")
+    (folder / "jupyter_server_config.json").write_text(json.dumps({"ServerApp": {"jpserver_extensions": {
+        f"nbgrader.server_extensions.{name}": False for name in lecturer}}}, indent=1), encoding="utf-8")
+    (folder / "labconfig").mkdir(exist_ok=True)
+    (folder / "labconfig" / "page_config.json").write_text(json.dumps({"disabledExtensions": {
+        f"@jupyter/nbgrader:{name}": True for name in ("formgrader", "course-list", "create-assignment")}}, indent=1),
+        encoding="utf-8")
     return folder
 
 

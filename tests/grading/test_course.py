@@ -168,6 +168,13 @@ def test_the_hubs_students_submit_under_their_hub_name(tmp_path: Path) -> None:
     text = (folder / "nbgrader_config.py").read_text()
     assert str((tmp_path / "ex").resolve()) in text and 'os.environ.get("JUPYTERHUB_USER"' in text
     assert (tmp_path / "ex").is_dir()
+    import json
+
+    server = json.loads((folder / "jupyter_server_config.json").read_text())["ServerApp"]["jpserver_extensions"]
+    assert server == {"nbgrader.server_extensions.formgrader": False, "nbgrader.server_extensions.course_list": False}
+    lab = json.loads((folder / "labconfig" / "page_config.json").read_text())["disabledExtensions"]
+    assert set(lab) == {"@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:course-list",
+                        "@jupyter/nbgrader:create-assignment"}
     namespace: dict = {"get_config": lambda: Config()}
     exec(compile(text, "nbgrader_config.py", "exec"), namespace)  # noqa: S102 - the file nbgrader will run
     assert namespace["c"].CourseDirectory.course_id == grading.COURSE_ID

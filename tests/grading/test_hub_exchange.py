@@ -70,6 +70,11 @@ def test_release_fetch_submit_collect_autograde_and_feedback_through_the_hub(cou
             s.login()
         with ThreadPoolExecutor(3) as pool:
             list(pool.map(lambda s: _do_homework(s, homework[s.name]), students))
+        status, _ = students[0].request("GET", students[0].server_path("/formgrader"))
+        assert status == 404, "a student's server offers the lecturer's formgrader"
+        status, page = students[0].request("GET", students[0].server_path("/lab"))
+        disabled = re.search(r'"disabledExtensions": (\[[^\]]*\])', page) if isinstance(page, str) else None
+        assert disabled and "@jupyter/nbgrader:formgrader" in disabled.group(1), "the formgrader shows in a student's lab"
         inbound = sorted(p.name.split("+")[0] for p in (exchange / grading.COURSE_ID / "inbound").iterdir())
         assert inbound == sorted(homework), f"the exchange holds submissions of {inbound}"
 
