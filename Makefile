@@ -2,6 +2,7 @@
 #   make lab      create .venv if missing, install the lock + this package, open JupyterLab on notebooks/
 #   make test     same bootstrap, then pytest over tests/ and strict nbval over every notebook
 #   make student  write student/: the notebooks with exercise solutions replaced by stubs (git-ignored)
+#   make assignments / release / grade   the exercises as an nbgrader course (build/course/), and its marks (build/grades/)
 # With .venv present and requirements.lock / pyproject.toml unchanged, nothing is reinstalled.
 # Python >= 3.11 is needed (requirements.lock pins versions that need it); PYTHON=... picks the interpreter
 # that creates .venv. tools/bootstrap-venv.sh checks it before creating .venv, rebuilds a broken or
@@ -27,7 +28,7 @@ LAB_DIR ?= $(EDITION_DIR)
 ALLOW_ROOT := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
 
-.PHONY: lab present hub hub-users test test-ranges test-slides notebooks student lock clean help FORCE
+.PHONY: lab present hub hub-users assignments release grade test test-grading test-ranges test-slides notebooks student lock clean help FORCE
 
 help:
 	@echo "make lab    - set up (first time) and open JupyterLab on notebooks/"
@@ -35,6 +36,10 @@ help:
 	@echo "make present NB=05 - serve notebook 05 as live slides (Voila, Reveal.js) for projecting in class; LANG=zh the Chinese deck; no NB lists the decks"
 	@echo "make student - write the student edition (solutions replaced by stubs) to student/"
 	@echo "make hub    - a JupyterHub on this machine for a class (http://127.0.0.1:8000/; HUB_IP=0.0.0.0 for the room's network); make hub-users NAMES='ann bob' adds students"
+	@echo "make assignments - write the nbgrader course build/course/ (one assignment per notebook 01-06 and language: nb01 ... nb06_zh)"
+	@echo "make release ASSIGNMENTS=nb03 - generate and release assignment nb03 (nb03_zh: the Chinese one) for the hub's students to fetch"
+	@echo "make grade  - collect, autograde and return feedback for every released assignment, then build/grades/grades.csv and one feedback page per student"
+	@echo "make test-grading - the slow grading tests: a class of 30 submissions, and homework through the hub (run by CI)"
 	@echo "make test-ranges - the tests (no browser) on the lowest and the newest dependency versions pyproject.toml claims"
 
 # The stamp records that the lock and the package were installed. The script runs every time (it is
@@ -83,6 +88,23 @@ hub: $(STAMP) $(PROXY_STAMP)
 hub-users: $(STAMP)
 	@$(BIN)/python -m pe_helpers.hub add-users $(NAMES)
 
+# Homework with nbgrader (pe_helpers/grading.py; TEACHING.md, "Homework and grades"). `make assignments` writes the
+# course directory from the notebooks; `make release ASSIGNMENTS='nb03 nb03_zh'` runs nbgrader's generate_assignment
+# and release_assignment for them (students can then fetch them). `make grade` runs collect, autograde, generate_feedback and release_feedback for every released
+# assignment (ASSIGNMENTS='nb03 nb03_zh' for some), then exports build/grades/grades.csv and feedback/<student>.html.
+# The exchange is the hub's (build/hub/exchange), where `make hub`'s students fetch and submit. nbgrader runs
+# alembic from .venv/bin, hence the PATH.
+COURSE      ?= build/course
+EXCHANGE    ?= build/hub/exchange
+ASSIGNMENTS ?=
+assignments: $(STAMP)
+	$(BIN)/python -m pe_helpers.grading assignments --src notebooks --course '$(COURSE)' --exchange '$(EXCHANGE)'
+release: $(STAMP)
+	$(BIN)/python -m pe_helpers.grading release --course '$(COURSE)' $(ASSIGNMENTS)
+grade: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" MPLBACKEND=Agg OMP_NUM_THREADS=1 $(BIN)/python -m pe_helpers.grading grade \
+		--course '$(COURSE)' --exchange '$(EXCHANGE)' --out build/grades --lang $(EDITION) $(ASSIGNMENTS)
+
 # Three workers on two cores: tests/browser/ runs on one of them, first (tests/conftest.py), and mostly waits (for a
 # held key, a kernel, Chromium); the other two take the CPU it leaves, at a lower priority (os.nice). Measured here:
 # 363 s with two workers, 313 s with three. One thread per torch process: workers and their kernels each starting a
@@ -91,7 +113,14 @@ hub-users: $(STAMP)
 # otherwise compile pe_helpers and pytest would rewrite every test module again (about 4 s per worker here).
 test: $(STAMP) $(PROXY_STAMP)
 	PYTHONDONTWRITEBYTECODE= MPLBACKEND=Agg OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest tests notebooks $(NBVAL) -q -n 3 \
-		--dist loadfile --no-loadscope-reorder
+		--dist loadfile --no-loadscope-reorder --ignore=tests/grading
+
+# The grading tests (tests/grading/, left out of `make test`: several minutes, each submission runs a whole notebook):
+# a class of 30 synthetic submissions autograded into nbgrader's gradebook (it writes the seconds per submission and
+# the gradebook's table counts to its temporary folder and prints them with -s), and homework through the real hub.
+# CI runs it after `make test`.
+test-grading: $(STAMP) $(PROXY_STAMP)
+	PYTHONDONTWRITEBYTECODE= MPLBACKEND=Agg OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest tests/grading -q -s
 
 # The tests (without the browser) on the versions pyproject.toml claims: every direct dependency at its lower
 # bound, then the newest releases inside the ranges, each in an environment of its own (.venv-lowest,
@@ -120,7 +149,7 @@ student: $(STAMP)
 lock:
 	@sh tools/bootstrap-venv.sh --check "$(PYTHON)"
 	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock
-	.venv-lock/bin/pip install --quiet torch==2.13.0 -e '.[test,present,hub]'
+	.venv-lock/bin/pip install --quiet torch==2.13.0 -e '.[test,present,hub,grade]'
 	{ head -3 requirements.lock; .venv-lock/bin/pip freeze --all --exclude-editable \
 		| grep -vE '^(pip|wheel)==' | sed 's/^torch==\(.*\)+cpu/torch==\1/' | sort -f; } > requirements.lock.new
 	mv requirements.lock.new requirements.lock && rm -rf .venv-lock

@@ -12,7 +12,10 @@ which calls :func:`configure`):
 * authentication always on: a password file the lecturer controls (:class:`PasswordFileAuthenticator`; salted
   PBKDF2 hashes, never the passwords). The first ``make hub`` writes it with a ``teacher`` (admin) and
   ``HUB_STUDENTS`` students, and hands the lecturer their passwords once, in a CSV readable by its owner only;
-* idle servers stopped by jupyterhub-idle-culler (a hub service) and idle kernels by each server.
+* idle servers stopped by jupyterhub-idle-culler (a hub service) and idle kernels by each server;
+* homework: nbgrader's exchange in ``<run dir>/exchange`` (``make assignments`` points the lecturer's course at the
+  same folder), where each student fetches and submits under their hub name (:mod:`pe_helpers.grading`); the
+  students' JupyterLab shows nbgrader's assignment list, not the lecturer's formgrader.
 
 What this local hub does not give: isolation between students. Without root, every server runs as the user who
 started the hub (JupyterHub's ``SimpleLocalProcessSpawner``): a student's code could read another's folder, and
@@ -29,6 +32,7 @@ import csv
 import functools
 import hashlib
 import hmac
+import json
 import os
 import secrets
 import shutil
@@ -170,7 +174,8 @@ def configure(c, env: Mapping[str, str] = os.environ) -> None:  # noqa: ANN001 -
     c.Spawner.notebook_dir = str(run / "users" / "{username}")
     c.Spawner.pre_spawn_hook = lambda spawner: copy_course(source, Path(spawner.home_dir))
     threads = env.get("PE_HUB_THREADS", "1")  # per kernel; benchmarks/hub_load.py --threads compares
-    c.Spawner.environment = {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "PATH": f"{venv_bin}:/usr/bin:/bin"}
+    c.Spawner.environment = {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
+                             "PATH": f"{venv_bin}:/usr/bin:/bin", "JUPYTER_CONFIG_PATH": str(_nbgrader_exchange(run, env))}
     c.Spawner.mem_limit = MEM_LIMIT
     c.Spawner.args = [f"--MappingKernelManager.cull_idle_timeout={IDLE_KERNEL_SECONDS}",
                       "--MappingKernelManager.cull_interval=300",
@@ -185,6 +190,30 @@ def configure(c, env: Mapping[str, str] = os.environ) -> None:  # noqa: ANN001 -
                                 "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"]}]
     c.JupyterHub.services = [{"name": "idle-culler", "command": [
         sys.executable, "-m", "jupyterhub_idle_culler", f"--timeout={IDLE_SERVER_SECONDS}"]}]
+
+
+def _nbgrader_exchange(run: Path, env: Mapping[str, str]) -> Path:
+    """The folder of the students' Jupyter configuration for nbgrader: fetch from and submit to the course's exchange
+    (``PE_HUB_EXCHANGE``, default ``<run>/exchange``, where ``make assignments`` points the lecturer's side) under
+    the hub's user name. Every server of this hub runs as one system user, so nbgrader cannot tell students
+    apart by the owner of their files; the name comes from ``JUPYTERHUB_USER``."""
+    from .grading import student_config
+
+    exchange = Path(env.get("PE_HUB_EXCHANGE", run / "exchange"))
+    exchange.mkdir(parents=True, exist_ok=True)
+    folder = run / "nbgrader"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "nbgrader_config.py").write_text(student_config(exchange), encoding="utf-8")
+    # the lecturer's parts of nbgrader stay out of the students' JupyterLab (nbgrader's advice for students): its
+    # formgrader, course list and assignment editor; the students keep the assignment list and the validate button
+    lecturer = ("formgrader", "course_list")
+    (folder / "jupyter_server_config.json").write_text(json.dumps({"ServerApp": {"jpserver_extensions": {
+        f"nbgrader.server_extensions.{name}": False for name in lecturer}}}, indent=1), encoding="utf-8")
+    (folder / "labconfig").mkdir(exist_ok=True)
+    (folder / "labconfig" / "page_config.json").write_text(json.dumps({"disabledExtensions": {
+        f"@jupyter/nbgrader:{name}": True for name in ("formgrader", "course-list", "create-assignment")}}, indent=1),
+        encoding="utf-8")
+    return folder
 
 
 @functools.cache

@@ -42,6 +42,8 @@ __all__ = [
     "CHECK_TAG",
     "EXERCISE_HEADING",
     "EXERCISE_HEADING_ZH",
+    "StubRegion",
+    "stub_regions",
     "stub_source",
     "student_check_source",
     "student_notebook",
@@ -103,14 +105,28 @@ def _raise_line(indent: str, message: str) -> str:
     return f'{indent}raise NotImplementedError("{quoted}")'
 
 
-def stub_source(source: str, exercise: str, title: str | None = None, *, where: str = "solution cell",
-                lang: str = "en") -> str:
-    """The solution ``source`` with every top-level def reduced to signature + docstring + ``raise NotImplementedError``.
+@dataclass(frozen=True)
+class StubRegion:
+    """Lines ``start:end`` (0-based, end exclusive) of a solution cell that its stub replaces by one ``raise`` line.
 
-    Imports and comments outside the functions are kept. ``exercise`` is ``"N.M"``; the stub's message
-    reads ``"Exercise N.M: write <name> (<title>)"``, or in the Chinese edition (``lang="zh"``)
-    ``"练习 N.M：写出 <name>（<title>）"``. Raises :class:`StudentEditionError` (naming
-    ``where``) if the source does not parse, has no def, or has top-level code other than imports and defs.
+    The region is a top-level function's body after its signature and docstring; ``stub_line`` is the
+    ``raise NotImplementedError("<message>")`` that takes its place, indented as the body (``indent``).
+    The nbgrader course (:mod:`pe_helpers.grading`) marks the same regions as solution regions.
+    """
+
+    name: str
+    start: int
+    end: int
+    indent: str
+    stub_line: str
+
+
+def stub_regions(source: str, exercise: str, title: str | None = None, *, where: str = "solution cell",
+                 lang: str = "en") -> list[StubRegion]:
+    """The regions :func:`stub_source` replaces, top to bottom, one per top-level def of ``source``.
+
+    Raises :class:`StudentEditionError` (naming ``where``) if the source does not parse, has no def, has
+    top-level code other than imports and defs, or a def whose body is on its ``def`` line.
     """
     if lang not in _STUB_MESSAGE:
         raise ValueError(f"lang must be one of {', '.join(map(repr, _STUB_MESSAGE))}, got {lang!r}.")
@@ -130,7 +146,8 @@ def stub_source(source: str, exercise: str, title: str | None = None, *, where: 
         raise StudentEditionError(f"{where} (Exercise {exercise}): the solution cell defines no function; it must "
                                   "contain at least one top-level `def` for the student to write.")
     lines = source.splitlines()
-    for node in reversed(defs):  # bottom-up, so earlier line numbers stay valid
+    regions = []
+    for node in defs:
         body = node.body
         head, tail = _STUB_MESSAGE[lang]
         message = head.format(exercise=exercise, name=node.name) + (tail.format(title=title) if title else "")
@@ -148,7 +165,23 @@ def stub_source(source: str, exercise: str, title: str | None = None, *, where: 
         # indented comment lines right after the last statement still belong to the body
         while end < len(lines) and lines[end].startswith((" ", "\t")) and lines[end].strip().startswith("#"):
             end += 1
-        lines[keep_until:end] = [_raise_line(indent, message)]
+        regions.append(StubRegion(node.name, keep_until, end, indent, _raise_line(indent, message)))
+    return regions
+
+
+def stub_source(source: str, exercise: str, title: str | None = None, *, where: str = "solution cell",
+                lang: str = "en") -> str:
+    """The solution ``source`` with every top-level def reduced to signature + docstring + ``raise NotImplementedError``.
+
+    Imports and comments outside the functions are kept. ``exercise`` is ``"N.M"``; the stub's message
+    reads ``"Exercise N.M: write <name> (<title>)"``, or in the Chinese edition (``lang="zh"``)
+    ``"练习 N.M：写出 <name>（<title>）"``. Raises :class:`StudentEditionError` (naming
+    ``where``) if the source does not parse, has no def, or has top-level code other than imports and defs
+    (:func:`stub_regions`).
+    """
+    lines = source.splitlines()
+    for region in reversed(stub_regions(source, exercise, title, where=where, lang=lang)):  # bottom-up
+        lines[region.start:region.end] = [region.stub_line]
     stub = "\n".join(lines)
     ast.parse(stub)  # the stub must itself be valid Python
     return stub

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "pe_helpers"
-FRONT_ENDS = {"cli", "student", "editions", "present", "hub", "testing"}
+FRONT_ENDS = {"cli", "student", "editions", "present", "hub", "grading", "testing"}
 FORBIDDEN = {
     "compute": {"figures", "apps", "checks", *FRONT_ENDS},
     "figures": {"apps", "checks", *FRONT_ENDS},
