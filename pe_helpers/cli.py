@@ -180,6 +180,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(argv, written)
     except (KeyboardInterrupt, TrainingCancelled):
+        if _interrupt._is_command_line():
+            # Objects the interrupt left half-built (an older tqdm's bar) are finalised as the process ends; their
+            # "Exception ignored" reports would follow the one line below.
+            sys.unraisablehook = lambda unraisable: None
         if written:
             print(_("interrupted: every training stopped; already written: {0}").format(", ".join(map(str, written))),
                   file=sys.stderr)
