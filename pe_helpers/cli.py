@@ -18,7 +18,7 @@ Examples::
 
 from __future__ import annotations
 
-from . import _interrupt  # noqa: F401  (first: Ctrl-C while torch loads gives one line, not a traceback)
+from . import _interrupt  # first: Ctrl-C while torch loads is held until the imports are done, then one line
 
 import argparse
 import sys
@@ -176,11 +176,13 @@ def _with_flags(message: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the lab from the command line; return the exit status (0 on success, 130 on Ctrl-C)."""
+    _interrupt.imports_done()
     written: list[Path] = []
     try:
         return _main(argv, written)
     except (KeyboardInterrupt, TrainingCancelled):
         if _interrupt._is_command_line():
+            _interrupt.disarm()
             # Objects the interrupt left half-built (an older tqdm's bar) are finalised as the process ends; their
             # "Exception ignored" reports would follow the one line below.
             sys.unraisablehook = lambda unraisable: None
