@@ -22,8 +22,12 @@ be written twice.)
   (one per draw's duration), each time with the latest value; the last one drawn is the last value.
 * **Visible before running**: an App's stored output carries its current figure as a PNG beside
   the widget view (``_repr_mimebundle_``), so a notebook opened without running shows the figure.
-* **Crisp**: the PNG has :data:`~pe_helpers.figures._base.RENDER_SCALE` × the displayed pixels; the
-  image is shown at the figure's display width (max 100 % of the output).
+* **Crisp**: the PNG has a pixel for every device pixel the browser shows it on. The first render has
+  :data:`~pe_helpers.figures._base.RENDER_SCALE` × the displayed CSS px (what a notebook stores); then each view
+  of the app measures its image (:class:`~pe_helpers.apps._pixels.DevicePixels`: displayed width ×
+  ``devicePixelRatio``, again after a zoom, a resize or a slide change) and the App renders at the resolution that
+  covers the largest view (:meth:`App.fit_device_width`). The image is shown at the figure's display width (max
+  100 % of the output).
 
 Layers: *compute* in the tensor modules of :mod:`pe_helpers`; *draw* in :mod:`pe_helpers.figures`;
 *interact* here, wiring controls to a builder's ``update``.
@@ -41,9 +45,10 @@ from collections.abc import Callable, Mapping, Sequence
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
-from ..figures._base import (DRAW_LOCK, PNG_TEXTS_KEY, PNG_VALUES_KEY, FigureHandle, app_dpi, figure_texts, format_number,
-                             freeze_layout, render_png, with_png_text)
+from ..figures._base import (DRAW_LOCK, PNG_TEXTS_KEY, PNG_VALUES_KEY, FigureHandle, app_dpi, dpi_for_width, figure_texts,
+                             format_number, freeze_layout, render_png, with_png_text)
 from ..i18n import _
+from ._pixels import DevicePixels
 
 __all__ = ["App", "Enabled", "BASES", "base_slider", "parse_number"]
 
@@ -60,6 +65,8 @@ class App(widgets.VBox):
         figure: the matplotlib Figure, built once, whose artists are updated in place.
         artists: the figure's artists by name (what tests read).
         image: the :class:`ipywidgets.Image` showing the latest PNG of ``figure``.
+        dpi: the resolution the figure is rendered at (:meth:`fit_device_width` sets it).
+        pixels: the invisible widget through which each browser view reports its image's device pixels.
         caption: an :class:`ipywidgets.HTML` readout with the current values (what ``update`` returned).
         renders: how many times the figure has been rendered (tests and benchmarks read it).
 
@@ -97,12 +104,14 @@ class App(widgets.VBox):
             _show_whole_labels(control)
         header = [widgets.HTML(f"<b>{html.escape(title)}</b>")] if title else []
         box = widgets.HBox([*self.controls.values(), *extras], layout=widgets.Layout(flex_flow="row wrap"))
-        super().__init__(children=[*header, box, self.caption, self.image])
+        self.pixels = DevicePixels(self.fit_device_width)
+        super().__init__(children=[*header, box, self.caption, self.image, self.pixels])
         self.add_class("pe-app")
         with DRAW_LOCK:
+            self.dpi = app_dpi(self.figure)  # until a view reports its pixels: a deck shows the figure larger
+            self.figure.set_dpi(self.dpi)  # before the first update: an update may choose by pixels (interpolation)
             values = self._apply()
             freeze_layout(self.figure)
-            self.figure.set_dpi(app_dpi(self.figure))  # once, before the first render: a deck shows it larger
             self._render(values)
         for w in self.controls.values():
             w.observe(self._on_change, names="value")
@@ -116,6 +125,19 @@ class App(widgets.VBox):
         """Apply the current control values to the figure and render it, under the one draw lock."""
         with DRAW_LOCK:
             self._render(self._apply())
+
+    def fit_device_width(self, device_px: int | None) -> None:
+        """Render for a view that shows the image ``device_px`` device pixels wide: at the smallest resolution that
+        has at least that many (:func:`~pe_helpers.figures._base.dpi_for_width`), if it is not the current one.
+        ``None`` (no view open) keeps the resolution."""
+        if device_px is None:
+            return
+        dpi = dpi_for_width(self.figure, device_px)
+        with DRAW_LOCK:
+            if dpi != self.dpi:
+                self.dpi = dpi
+                self.figure.set_dpi(dpi)  # before the update, which may choose by pixels (the heatmap's interpolation)
+                self._render(self._apply())
 
     def _apply(self) -> dict:
         values = self._values()
@@ -134,7 +156,7 @@ class App(widgets.VBox):
     def _render(self, values: dict) -> None:
         """The figure as PNG into the image; the PNG records ``values`` (:data:`PNG_VALUES_KEY`)."""
         recorded = json.dumps(values, ensure_ascii=True, default=str)
-        self.image.value = render_png(self.figure, text={PNG_VALUES_KEY: recorded})
+        self.image.value = render_png(self.figure, dpi=self.dpi, text={PNG_VALUES_KEY: recorded})
         self.renders += 1
 
     def _repr_mimebundle_(self, **kwargs: object) -> tuple[dict, dict]:
@@ -159,6 +181,7 @@ class App(widgets.VBox):
             w.close()
         self.image.close()
         self.caption.close()
+        self.pixels.close()
         super().close()
 
 

@@ -51,6 +51,7 @@ __all__ = [
     "SLIDE_APP_HEIGHT_PX",
     "DRAW_LOCK",
     "app_dpi",
+    "dpi_for_width",
     "MIN_FONT_PT",
     "MIN_SLIDE_TEXT_PX",
     "NOTEBOOK_FONT_PT",
@@ -96,6 +97,14 @@ DISPLAY_DPI = 100
 #: and twice those of a 1× screen or projector, which leaves room for the browser's zoom. A figure is made at this
 #: resolution and keeps it: every render of it, in an app or a notebook, has these pixels.
 RENDER_SCALE = 2
+#: An app renders at the resolution its browser view needs (:func:`dpi_for_width`), in steps of this many dpi (a
+#: quarter of a CSS px per px at :data:`DISPLAY_DPI`), so a window resized by a few pixels does not redraw it.
+DPI_STEP = DISPLAY_DPI / 4
+#: The fewest pixels an app renders at: one per CSS px of its designed width (a 1× screen at 100 % zoom).
+MIN_APP_DPI = DISPLAY_DPI
+#: The most: four per CSS px (a DPR-2 screen zoomed to 200 %, or a deck scaled up on a HiDPI screen); a 10-inch
+#: figure is then 4000 px wide, 28 MB of RGBA while it is drawn.
+MAX_APP_DPI = 4 * DISPLAY_DPI
 #: The smallest text any figure may carry, in CSS px at :data:`DISPLAY_WIDTH_PX`.
 MIN_FONT_CSS_PX = 14.0
 #: Present mode: ``make present`` (:mod:`pe_helpers.present`) sets ``PE_PRESENT=1`` for its Voilà kernels.
@@ -219,6 +228,19 @@ def app_dpi(fig: Figure, *, present: bool | None = None) -> float:
     if not present:
         return fig.dpi
     return max(fig.dpi, math.ceil(RENDER_SCALE * SLIDE_APP_HEIGHT_PX / fig.get_figheight()))
+
+
+def dpi_for_width(fig: Figure, device_px: float) -> float:
+    """The dpi that gives ``fig`` at least ``device_px`` pixels across: ``px / width_in``, rounded up to a multiple of
+    :data:`DPI_STEP`, within [:data:`MIN_APP_DPI`, :data:`MAX_APP_DPI`].
+
+    A width given as ``round(width_in × dpi)`` (a PNG's) gives that dpi back: half a pixel is allowed for the rounding.
+    """
+    if isinstance(device_px, bool) or not isinstance(device_px, (int, float)) or not math.isfinite(device_px) \
+            or device_px <= 0:
+        raise ValueError(_("device_px must be a positive number of pixels, got {value!r}.").format(value=device_px))
+    steps = math.ceil((device_px - 0.5) / fig.get_figwidth() / DPI_STEP - 1e-9)
+    return min(max(steps * DPI_STEP, MIN_APP_DPI), MAX_APP_DPI)
 
 
 def new_figure(width: float = FIGURE_WIDTH_IN, height: float = 3.6, *, layout: str | None = "constrained",
@@ -464,8 +486,12 @@ def figure_texts(fig: Figure) -> list[str]:
     return [t.get_text() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
 
 
-def render_png(fig: Figure, *, text: Mapping[str, str] | None = None, texts: bool = False) -> bytes:
-    """``fig`` drawn at its own dpi (as :func:`render_rgba` draws it) and encoded as PNG (:func:`encode_png`).
+def render_png(fig: Figure, *, dpi: float | None = None, text: Mapping[str, str] | None = None,
+               texts: bool = False) -> bytes:
+    """``fig`` drawn (as :func:`render_rgba` draws it) and encoded as PNG (:func:`encode_png`).
+
+    ``dpi``: the resolution of this render (default: the figure's own). The figure keeps it afterwards, so the next
+    render at the same dpi blits over the background painted at it; nothing else changes a figure's dpi.
 
     The PNG records the figure's dpi (``pHYs``) and its smallest text in points (:data:`PNG_MIN_FONT_KEY`),
     so what a page displays can be checked for legibility (tests/browser) without the figure object; ``text``
@@ -473,7 +499,12 @@ def render_png(fig: Figure, *, text: Mapping[str, str] | None = None, texts: boo
     texts (:data:`PNG_TEXTS_KEY`), for a PNG a notebook stores (an app's moves leave them out: they cost a walk
     of every artist). Runs under :data:`DRAW_LOCK`, from the draw to the last byte.
     """
+    if dpi is not None and (isinstance(dpi, bool) or not isinstance(dpi, (int, float)) or not math.isfinite(dpi)
+                            or not 0 < dpi <= MAX_APP_DPI):
+        raise ValueError(_("dpi must be a number in (0, {most:g}], got {value!r}.").format(most=MAX_APP_DPI, value=dpi))
     with DRAW_LOCK:
+        if dpi is not None and dpi != fig.dpi:
+            fig.set_dpi(dpi)
         rgba = np.asarray(_blit(fig))
         smallest = getattr(fig, "smallest_text_pt", None)
         smallest = smallest if smallest is not None else min_font_pt(fig)

@@ -21,6 +21,7 @@ import contextlib
 import html
 import io
 import json
+import math
 import os
 import re
 import shutil
@@ -30,6 +31,7 @@ import subprocess
 import sys
 import time
 import warnings
+import weakref
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
@@ -1245,8 +1247,44 @@ def press_on_slider(page, control, key: str = "ArrowRight", *, timeout: float = 
     return before, readout.inner_text().strip()
 
 
-#: The app's image is its full-resolution render (RENDER_SCALE px per CSS px), never fewer pixels.
-SHARP_JS = "(img) => img.naturalWidth > 0 && img.naturalWidth >= 1.9 * img.clientWidth"
+#: The app's image is its full-resolution render: a pixel for every device pixel it covers (its on-screen width ×
+#: ``devicePixelRatio``; pe_helpers.apps._pixels reports that number to the kernel), never fewer.
+SHARP_JS = ("(img) => img.naturalWidth > 0 && "
+            "img.naturalWidth >= Math.ceil(img.getBoundingClientRect().width * devicePixelRatio) - 1")
+
+#: The CDP session that holds each page's emulated devicePixelRatio (the override ends with its session).
+_RATIO_SESSIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def emulate_device_ratio(page, ratio: float) -> None:  # noqa: ANN001
+    """Show ``page`` as a screen with ``devicePixelRatio`` = ``ratio`` shows it (a HiDPI laptop, a browser zoom), at
+    the same viewport, and send the ``resize`` event a zoom sends. ``page.set_viewport_size`` sets the ratio back
+    to 1."""
+    session = _RATIO_SESSIONS.get(page)
+    if session is None:
+        session = _RATIO_SESSIONS[page] = page.context.new_cdp_session(page)
+    size = page.viewport_size
+    session.send("Emulation.setDeviceMetricsOverride", {"width": size["width"], "height": size["height"],
+                                                        "deviceScaleFactor": ratio, "mobile": False})
+    page.wait_for_function("(r) => window.devicePixelRatio === r", arg=ratio, timeout=5000, polling=50)
+    page.evaluate("() => window.dispatchEvent(new Event('resize'))")
+
+
+def wait_apps_fit_device(page, scope: str = "", *, timeout: float = 20.0) -> list[str]:  # noqa: ANN001
+    """Wait until every app image in ``scope`` has the pixels its view needs (:data:`SHARP_JS`) and its size-reporting
+    widget has reported them; return the apps that did not, as sentences."""
+    js = """(scope) => Array.from((document.querySelector(scope) ?? document).querySelectorAll('.pe-app'))
+        .map((app, i) => { const img = app.querySelector('img'), probe = app.querySelector('.pe-device-pixels');
+            const need = Math.ceil(img.getBoundingClientRect().width * devicePixelRatio);
+            return {i, natural: img.naturalWidth, need, reported: probe ? Number(probe.dataset.devicePx) : null}; })
+        .filter((a) => !(a.natural >= a.need - 1 && a.reported === a.need))"""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = page.evaluate(js, scope or "body")
+        if not left or time.monotonic() > deadline:
+            return [f"app #{a['i']}: {a['natural']} px for {a['need']} device px (its view reported "
+                    f"{a['reported']})" for a in left]
+        page.wait_for_timeout(100)
 
 
 def wait_sharp(page, image, *, timeout: float = 10.0) -> bool:  # noqa: ANN001
@@ -1437,7 +1475,7 @@ SHOWN_IMAGE_JS = """async (img) => {
     for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
     const box = img.getBoundingClientRect();
     return {png: btoa(s), natural: img.naturalWidth, css: img.clientWidth, screen: box.width,
-            changes: img.__peWatch ? img.__peWatch.changes : 0};
+            ratio: window.devicePixelRatio, changes: img.__peWatch ? img.__peWatch.changes : 0};
 }"""
 #: What each control of an app reads, in the order of the controls box: a slider's readout, the pressed toggle's
 #: label, the chosen option, a checkbox's state (the typed-value box is not a control and is left out).
@@ -1466,6 +1504,12 @@ class AtRest:
     rest_seconds: float  #: from the last input until the app was at rest
     problems: list[str] = field(default_factory=list)  #: what ``stress_app``'s ``check`` found at the last rest
     caption: str | None = None  #: the app's caption (``.pe-caption``) as the page shows it
+    device_ratio: float = 1.0  #: the page's ``devicePixelRatio``
+
+    @property
+    def device_px(self) -> int:
+        """The device pixels the image covers across: what its view reports to the kernel."""
+        return math.ceil(self.screen_width * self.device_ratio)
 
 
 def _enabled(locator) -> bool:  # noqa: ANN001
@@ -1561,7 +1605,7 @@ def _shown(page, app, image, actions: list[str], last_input: float) -> AtRest:  
     return AtRest(png_values(png), png, shown["natural"], shown["css"], shown["screen"],
                   page.evaluate(READOUTS_JS, app.element_handle()), list(actions), shown["changes"],
                   time.monotonic() - last_input,
-                  caption=(app.locator(".pe-caption").first.text_content() or "").strip())
+                  caption=(app.locator(".pe-caption").first.text_content() or "").strip(), device_ratio=shown["ratio"])
 
 
 def stress_app(page, app, *, hold_seconds: float = HOLD_SECONDS, check=None) -> AtRest:  # noqa: ANN001
@@ -1675,9 +1719,10 @@ def at_rest_problems(rest: AtRest, *, present: bool = False, lang: str = "en", m
 
     done = "; ".join(rest.actions)
     problems = []
-    if rest.natural_width < 2 * rest.css_width - 1:
-        problems.append(f"after {done}: the image has {rest.natural_width} px for {rest.css_width} CSS px "
-                        "(not the full-resolution render: at least twice its displayed width)")
+    if rest.natural_width < rest.device_px - 1:
+        problems.append(f"after {done}: the image has {rest.natural_width} px for {rest.device_px} device px "
+                        f"({rest.screen_width:.0f} CSS px × devicePixelRatio {rest.device_ratio:g}): not the "
+                        "full-resolution render")
     if not rest.values:
         return problems + [f"after {done}: the shown PNG records no control values (not drawn by an App)"]
     name = factory_for(list(rest.values))
@@ -1690,6 +1735,7 @@ def at_rest_problems(rest: AtRest, *, present: bool = False, lang: str = "en", m
         i18n.set_language(was[0])
         _base.MIN_FONT_PT, _base.PRESENT = was[1:]
     try:
+        fresh.fit_device_width(rest.device_px)  # as the page's view asked the app to
         expected = [_readout_of(c) for c in fresh.controls.values()]
         for shown, want, control in zip(rest.readouts, expected, fresh.controls.values()):
             same = shown == want or (numbers_in(shown) and numbers_in(want)

@@ -81,10 +81,12 @@ def test_every_app_responds_and_rests_sharp_on_its_controls_in_jupyterlab(lab_se
                                                                           lab_page: object) -> None:
     """Every app in JupyterLab (one notebook that shows them all, Run All), used as a class uses it.
 
-    Per app: an arrow key held for a second on the first slider and a handle dragged across its whole range, another
-    option clicked half-way. Once the hands
-    stop (0.5 s without a new image) the app must show the full-resolution render (at least 2 px per CSS px) of
-    exactly the values its controls read, pixel for pixel what a fresh app of those values draws here: JupyterLab
+    After Run All on a 1× screen every app is rendered for it (a pixel per device pixel, fewer than the stored 2×
+    render); the screen then becomes a 2× one (a HiDPI laptop, or a zoom) and every app follows. Per app: an arrow
+    key held for a second on the first slider and a handle dragged across its whole range, another option clicked
+    half-way. Once the hands stop (0.5 s without a new image) the app must show the full-resolution render (a pixel
+    per device pixel: at least 2 px per CSS px) of exactly the values its controls read, pixel for pixel what a
+    fresh app of those values draws at that size: JupyterLab
     handles widget messages on a thread of its own, and a figure drawn from two threads showed a blurred, stale or
     doubled image. The heatmap's typed bases are tried as people type them, and every app is saved as a screenshot
     at rest (1280×720).
@@ -110,9 +112,16 @@ def test_every_app_responds_and_rests_sharp_on_its_controls_in_jupyterlab(lab_se
         apps = list(pb.iter_apps(page, pb.ACTIVE_NOTEBOOK))
         assert len(apps) == len(APPS), f"{len(apps)} apps on the page after Run All, {len(APPS)} made"
         problems += pb.illegible_figures(pb.figure_fonts(page, pb.ACTIVE_NOTEBOOK))
+        problems += [f"at devicePixelRatio 1: {p}" for p in pb.wait_apps_fit_device(page, pb.ACTIVE_NOTEBOOK)]
+        problems += [f"at devicePixelRatio 1, app #{i}: {w} px for {need} device px (a fixed 2× render, not sized by "
+                     "the screen)" for i, (w, need) in enumerate(_widths(page)) if w >= 1.5 * need]
+        pb.emulate_device_ratio(page, 2)
+        problems += [f"at devicePixelRatio 2: {p}" for p in pb.wait_apps_fit_device(page, pb.ACTIVE_NOTEBOOK)]
         for app, factory in zip(apps, APPS):
             try:
                 rest = pb.stress_app(page, app, check=pb.at_rest_problems)
+                assert rest.device_ratio == 2 and rest.natural_width >= 2 * rest.css_width - 1, (
+                    f"{rest.natural_width} px for {rest.css_width} CSS px at devicePixelRatio {rest.device_ratio}")
             except AssertionError as err:
                 problems.append(f"{factory}: {err}")
                 continue
@@ -127,12 +136,20 @@ def test_every_app_responds_and_rests_sharp_on_its_controls_in_jupyterlab(lab_se
         page.screenshot(path=str(pb.SCREENSHOTS / "lab-every-app-FAILED.png"))
         raise
     finally:
+        pb.emulate_device_ratio(page, 1)
         pb.close_notebook(page, lab_server)
         slowest = max(rests, key=lambda r: r.rest_seconds, default=None)
         pb.TIMINGS.append((f"JupyterLab every app: run all {ran:.1f} s, {len(rests)} held and dragged to rest, the "
                            f"slowest {slowest.rest_seconds if slowest else 0:.2f} s after the last input",
                            time.monotonic() - t0))
     assert not problems, "every app in JupyterLab:\n  " + "\n  ".join(problems)
+
+
+def _widths(page) -> list[tuple[int, int]]:  # noqa: ANN001
+    """Each app image's pixels across and the device pixels it covers."""
+    return [tuple(w) for w in page.evaluate(
+        f"""() => Array.from(document.querySelectorAll('{pb.ACTIVE_NOTEBOOK} .pe-app img')).map((i) =>
+               [i.naturalWidth, Math.ceil(i.getBoundingClientRect().width * devicePixelRatio)])""")]
 
 
 #: (typed, the readout it must lead to) in that order: each changes the base; then one that is refused.
@@ -212,8 +229,11 @@ def test_notebook7_runs_a_notebook_and_the_keyboard_moves_its_apps(lab_server: p
             except AssertionError as err:
                 keyboard.append(f"app #{i}: {err}")
             app.screenshot(path=str(pb.SCREENSHOTS / f"nb7-{name[:2]}-app{i}.png"))
-            try:  # a held key and a drag: at rest, the sharp render of what the controls read
+            try:  # on a 2× screen, a held key and a drag: at rest, the sharp render of what the controls read
+                pb.emulate_device_ratio(page, 2)
                 rest = pb.stress_app(page, app, check=pb.at_rest_problems)
+                if rest.natural_width < 2 * rest.css_width - 1:
+                    keyboard.append(f"app #{i}: {rest.natural_width} px for {rest.css_width} CSS px at 2×")
                 keyboard += [f"app #{i}: {p}" for p in rest.problems]
                 app.screenshot(path=str(pb.SCREENSHOTS / f"nb7-{name[:2]}-app{i}-at-rest.png"))
             except AssertionError as err:
@@ -225,6 +245,7 @@ def test_notebook7_runs_a_notebook_and_the_keyboard_moves_its_apps(lab_server: p
         page.keyboard.press("ArrowDown")
         page.wait_for_function(f"(old) => ({ACTIVE_CELL_JS})() !== old", arg=before, timeout=5000, polling=50)
     finally:
+        pb.emulate_device_ratio(page, 1)
         pb.shutdown_kernels(lab_server)  # the tab leaves JupyterLab: the next test's open_notebook reloads it
         pb.TIMINGS.append((f"Notebook 7 {name}", time.monotonic() - t0))
     assert not keyboard, ("Notebook 7: arrow keys on a focused slider did not move it (is pe_helpers.jupyter_settings "

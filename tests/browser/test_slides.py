@@ -192,14 +192,19 @@ def _walk(page, *, total: int, shots: Path | None, move_apps: bool, next_key: st
                         moves.append(pb.move_app_control(page, app, i, shot))
                         if figures is not None:
                             figures.append(pb.app_figure_src(app))
-                    if rests is not None:
+                    if rests is not None:  # on a 2× screen (a HiDPI laptop driving the projector)
                         try:
+                            pb.emulate_device_ratio(page, 2)
                             rest = pb.stress_app(page, app, check=lambda r: pb.at_rest_problems(
                                 r, present=True, made_with=made_with))
+                            if rest.natural_width < 2 * rest.css_width - 1:
+                                rest.problems.append(f"{rest.natural_width} px for {rest.css_width} CSS px at 2×")
                             if shots:
                                 app.screenshot(path=str(shots / f"{report.number:02d}-app{i}-at-rest-{size}.png"))
                         except AssertionError as err:
                             rest = str(err)
+                        finally:
+                            pb.emulate_device_ratio(page, 1)
                         rests.append((report.number, i, rest))
                 pb.blur_focus(page)
             if shots is not None and not move_apps:
