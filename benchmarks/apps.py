@@ -155,14 +155,17 @@ class Split:
     burst_renders: int
 
 
-def split_app(name: str, factory: Callable[..., object], repeats: int) -> Split:
-    """Median update / draw / encode of one app's first slider, and a burst of ten browser values (the first, the latest)."""
+def split_app(name: str, factory: Callable[..., object], repeats: int, device_px: int | None = None) -> Split:
+    """Median update / draw / encode of one app's first slider, and a burst of ten browser values (the first, the latest).
+    ``device_px``: render as for a view that covers that many device pixels (default: the first render's 2×)."""
     import numpy as np
 
     from pe_helpers.apps._testing import factory_kwargs, sweep_values
     from pe_helpers.figures._base import encode_png, render_rgba
 
     app = factory(**factory_kwargs(factory))
+    if device_px:
+        app.fit_device_width(device_px)
     control_name, control = next((n, c) for n, c in app.controls.items() if hasattr(c, "min"))
     values = _values_cycle(control, sweep_values(control))
     parts: dict[str, list[float]] = {"update": [], "draw": [], "encode": []}

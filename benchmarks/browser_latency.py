@@ -13,8 +13,8 @@ messages on a thread of its own) and with two versions of the package in the ker
 the kernel's ``PYTHONPATH``), in the same run. What a person does is measured in the page: focus an app's first
 enabled slider and press an arrow key.
 
-* **press → sharp**: one key press, then wait until the app's ``<img>`` shows a full-resolution image (at least
-  twice the displayed width) decoded after it; latency = decode time − the ``keydown`` event's timestamp, both on
+* **press → sharp**: one key press, then wait until the app's ``<img>`` shows a full-resolution image (a pixel for
+  every device pixel it covers: its on-screen width × ``devicePixelRatio``, ``--device-ratio``) decoded after it; latency = decode time − the ``keydown`` event's timestamp, both on
   the page's clock. **first**: the same to the first new image of any size (the baseline drew a preview first).
   The presses step one way through the slider's values and turn back at the end of its range; the next press
   comes 100 ms after the sharp image. Median and p90 over ``--presses``.
@@ -101,6 +101,7 @@ class Result:
     burst_images: int = 0
     burst_note: str = ""
     parts: dict[str, float] = field(default_factory=dict)  #: headless update / draw / encode ms (this checkout)
+    device_px: int = 0  #: the device pixels the app's image covers
     never_sharp: int = 0  #: presses and jumps after which no full-resolution image came within SHARP_TIMEOUT
 
     @staticmethod
@@ -223,7 +224,9 @@ def measure_app(page, app, index: int, result: Result, presses: int, jumps: int,
     app.scroll_into_view_if_needed()
     handle.focus()
     _quiet(page, index)
-    full = app.locator("img").first.evaluate("(img) => 2 * img.clientWidth - 1")  # a full-resolution image's width
+    result.device_px = app.locator("img").first.evaluate(  # a full-resolution image: a pixel per device pixel
+        "(img) => Math.ceil(img.getBoundingClientRect().width * devicePixelRatio)")
+    full = result.device_px - 1
 
     def where() -> tuple[float, float, float]:
         return tuple(float(handle.get_attribute(a)) for a in ("aria-valuenow", "aria-valuemin", "aria-valuemax"))
@@ -345,7 +348,7 @@ def print_table(results: list[Result]) -> None:
 
 
 def measure(front_end: str, path: str, kernel_path: Path, chromium: str, presses: int, jumps: int,
-            n_bursts: int) -> list[Result]:
+            n_bursts: int, device_ratio: float = 1.0) -> list[Result]:
     """Every app, in ``front_end`` ("voila" or "lab"), with the package at ``kernel_path`` in the kernel."""
     from playwright.sync_api import sync_playwright
 
@@ -377,6 +380,9 @@ def measure(front_end: str, path: str, kernel_path: Path, chromium: str, presses
                     print(f"{front_end}, {path}: running every app ...", file=sys.stderr, flush=True)
                     (open_in_voila if front_end == "voila" else open_in_lab)(page, server, name)
                     wait_all_drawn(page, len(APPS))
+                    if device_ratio != 1:
+                        pb.emulate_device_ratio(page, device_ratio)
+                    page.wait_for_timeout(1000)  # each view has reported its pixels, and the apps have answered
                     page.evaluate(RECORDER_JS)
                     for i, (app, factory) in enumerate(zip(pb.iter_apps(page), APPS)):
                         r = Result(front_end, path, factory, "?")
@@ -403,6 +409,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--presses", type=int, default=12, help="single presses per app (default 12)")
     parser.add_argument("--jumps", type=int, default=6, help="PageUp/PageDown presses per app (default 6)")
     parser.add_argument("--bursts", type=int, default=3, help="bursts of ten presses per app (default 3)")
+    parser.add_argument("--device-ratio", type=float, default=1.0,
+                        help="the page's devicePixelRatio (default 1: a projector, most classroom screens; 2: a HiDPI laptop)")
     parser.add_argument("--strict", action="store_true", help="exit 1 if a goal of this checkout is missed")
     args = parser.parse_args(argv)
     os.environ.setdefault("MPLBACKEND", "Agg")
@@ -412,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
     print("benchmarks/browser_latency.py: key press → the sharp image of the new value, every app, in Chromium")
     print(f"date {time.strftime('%Y-%m-%d %H:%M:%S %Z')}; {platform.node()}; {load()} at the start")
     print(f"front ends: {', '.join(args.front_ends)}; {chromium_version(chromium)}; viewport {pb.VIEWPORT['width']}×"
-          f"{pb.VIEWPORT['height']}; {args.presses} presses, {args.jumps} jumps, {args.bursts} bursts of {BURST} per app; "
+          f"{pb.VIEWPORT['height']}; devicePixelRatio {args.device_ratio:g}; {args.presses} presses, {args.jumps} jumps, {args.bursts} bursts of {BURST} per app; "
           f"baseline: pe_helpers at {args.baseline_ref or '(none)'}\n", flush=True)
     results: list[Result] = []
     with tempfile.TemporaryDirectory(prefix="pe-baseline-") as tmp:
@@ -421,13 +429,14 @@ def main(argv: list[str] | None = None) -> int:
             paths.insert(0, ("baseline", baseline_tree(args.baseline_ref, Path(tmp))))
         for front_end in args.front_ends:
             for path, where in paths:
-                results += measure(front_end, path, where, chromium, args.presses, args.jumps, args.bursts)
+                results += measure(front_end, path, where, chromium, args.presses, args.jumps, args.bursts,
+                                   args.device_ratio)
     print("headless parts (this checkout) ...", file=sys.stderr, flush=True)
     from pe_helpers.apps import APPS
 
     for r in results:
         if r.path == "this":
-            split = bench.split_app(r.app, APPS[r.app], max(args.presses, 6))
+            split = bench.split_app(r.app, APPS[r.app], max(args.presses, 6), r.device_px)
             r.parts = {"update": split.update, "draw": split.draw, "encode": split.encode}
     print_table(results)
     print(f"\nmachine: {load()} at the end.")
