@@ -29,7 +29,7 @@ if [ "$KIND" = lowest ]; then
     "$PYTHON" tools/ranges.py check "$VENV/bin/python"
 fi
 "$VENV/bin/python" -m pip list --disable-pip-version-check 2>/dev/null \
-    | grep -iE '^(torch|matplotlib|ipywidgets|jupyterlab|notebook|jupytext|numpy|ipykernel|pyparsing|voila) ' >&2 || true
+    | grep -iE '^(torch|matplotlib|ipywidgets|anywidget|jupyterlab|notebook|jupytext|numpy|ipykernel|pyparsing|voila) ' >&2 || true
 say "running the tests (tests/, without tests/browser/ and tests/grading/)"
 PYTHONDONTWRITEBYTECODE= MPLBACKEND=Agg OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 "$VENV/bin/python" -m pytest tests \
     --ignore=tests/browser --ignore=tests/grading -q -n 2 -p no:cacheprovider

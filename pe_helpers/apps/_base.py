@@ -103,7 +103,9 @@ class App(widgets.VBox):
         for control in [*self.controls.values(), *extras]:
             _show_whole_labels(control)
         header = [widgets.HTML(f"<b>{html.escape(title)}</b>")] if title else []
-        box = widgets.HBox([*self.controls.values(), *extras], layout=widgets.Layout(flex_flow="row wrap"))
+        # A gap between controls: a slider's readout ("1 000 000") otherwise ran into the next control's label.
+        box = widgets.HBox([*self.controls.values(), *extras], layout=widgets.Layout(flex_flow="row wrap",
+                                                                                    grid_gap="0.25em 1em"))
         self.pixels = DevicePixels(self.fit_device_width)
         super().__init__(children=[*header, box, self.caption, self.image, self.pixels])
         self.add_class("pe-app")

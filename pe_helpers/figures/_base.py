@@ -93,9 +93,10 @@ SEQUENTIAL = "cividis"
 DISPLAY_WIDTH_PX = 1000
 #: CSS px per inch of figure size when displayed (a 10-inch figure is shown 1000 CSS px wide).
 DISPLAY_DPI = 100
-#: Rendered pixels per displayed CSS px: the device pixels of a screen with ``devicePixelRatio`` 2 (a HiDPI laptop),
-#: and twice those of a 1× screen or projector, which leaves room for the browser's zoom. A figure is made at this
-#: resolution and keeps it: every render of it, in an app or a notebook, has these pixels.
+#: Rendered pixels per displayed CSS px of a figure as made: the device pixels of a screen with ``devicePixelRatio`` 2
+#: (a HiDPI laptop), and twice those of a 1× screen or projector, which leaves room for the browser's zoom. A static
+#: figure and a notebook's stored image keep it; an app in a browser renders for the pixels its views report
+#: (:func:`dpi_for_width`).
 RENDER_SCALE = 2
 #: An app renders at the resolution its browser view needs (:func:`dpi_for_width`), in steps of this many dpi (a
 #: quarter of a CSS px per px at :data:`DISPLAY_DPI`), so a window resized by a few pixels does not redraw it.
@@ -239,7 +240,12 @@ def dpi_for_width(fig: Figure, device_px: float) -> float:
     if isinstance(device_px, bool) or not isinstance(device_px, (int, float)) or not math.isfinite(device_px) \
             or device_px <= 0:
         raise ValueError(_("device_px must be a positive number of pixels, got {value!r}.").format(value=device_px))
-    steps = math.ceil((device_px - 0.5) / fig.get_figwidth() / DPI_STEP - 1e-9)
+    return _dpi_for(fig.get_figwidth(), device_px)
+
+
+def _dpi_for(width_in: float, device_px: float) -> float:
+    """:func:`dpi_for_width` for a figure ``width_in`` inches wide (a browser test knows a PNG, not its figure)."""
+    steps = math.ceil((device_px - 0.5) / width_in / DPI_STEP - 1e-9)
     return min(max(steps * DPI_STEP, MIN_APP_DPI), MAX_APP_DPI)
 
 

@@ -1271,19 +1271,44 @@ def emulate_device_ratio(page, ratio: float) -> None:  # noqa: ANN001
 
 
 def wait_apps_fit_device(page, scope: str = "", *, timeout: float = 20.0) -> list[str]:  # noqa: ANN001
-    """Wait until every app image in ``scope`` has the pixels its view needs (:data:`SHARP_JS`) and its size-reporting
-    widget has reported them; return the apps that did not, as sentences."""
-    js = """(scope) => Array.from((document.querySelector(scope) ?? document).querySelectorAll('.pe-app'))
-        .map((app, i) => { const img = app.querySelector('img'), probe = app.querySelector('.pe-device-pixels');
-            const need = Math.ceil(img.getBoundingClientRect().width * devicePixelRatio);
-            return {i, natural: img.naturalWidth, need, reported: probe ? Number(probe.dataset.devicePx) : null}; })
-        .filter((a) => !(a.natural >= a.need - 1 && a.reported === a.need))"""
+    """Wait until every app image in ``scope`` is the render its view asked for: its size-reporting widget has reported
+    the device pixels the image covers, and the image has exactly the pixels the kernel renders for them
+    (``dpi_for_width``: the figure's inches, read from the PNG's width and ``pHYs`` dpi). Return the apps that never
+    were, as sentences."""
+    from pe_helpers.figures._base import _dpi_for
+
+    js = """async (scope) => { const out = [];
+        for (const app of (document.querySelector(scope) ?? document).querySelectorAll('.pe-app')) {
+            const img = app.querySelector('img'), probe = app.querySelector('.pe-device-pixels');
+            const row = {natural: img.naturalWidth, need: Math.ceil(img.getBoundingClientRect().width * devicePixelRatio),
+                         reported: probe ? Number(probe.dataset.devicePx) : null, dpi: null};
+            try {
+                const bytes = new Uint8Array(await (await fetch(img.src)).arrayBuffer()), view = new DataView(bytes.buffer);
+                for (let p = 8; p + 8 <= bytes.length;) {
+                    const len = view.getUint32(p), type = String.fromCharCode(...bytes.slice(p + 4, p + 8));
+                    if (type === 'pHYs') { row.dpi = view.getUint32(p + 8) * 0.0254; break; }
+                    if (type === 'IDAT') break;
+                    p += 12 + len;
+                }
+            } catch (err) { row.error = String(err); }
+            out.push(row);
+        }
+        return out; }"""
+
+    def unfitted(rows: list[dict]) -> list[str]:
+        found = []
+        for i, r in enumerate(rows):
+            want = round(r["natural"] / r["dpi"] * _dpi_for(r["natural"] / r["dpi"], r["need"])) if r["dpi"] else None
+            if r["reported"] != r["need"] or want is None or abs(r["natural"] - want) > 1:
+                found.append(f"app #{i}: {r['natural']} px for {r['need']} device px (its view reported "
+                             f"{r['reported']}; the render for them has {want} px)")
+        return found
+
     deadline = time.monotonic() + timeout
     while True:
-        left = page.evaluate(js, scope or "body")
+        left = unfitted(page.evaluate(js, scope or "body"))
         if not left or time.monotonic() > deadline:
-            return [f"app #{a['i']}: {a['natural']} px for {a['need']} device px (its view reported "
-                    f"{a['reported']})" for a in left]
+            return left
         page.wait_for_timeout(100)
 
 
