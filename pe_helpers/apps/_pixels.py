@@ -29,12 +29,15 @@ function render({ model, el }) {
   el.style.display = "none";
   el.classList.add("pe-device-pixels");
   const view = model.get("_view_prefix") + Math.random().toString(36).slice(2, 10);
-  let sent = null, timer = null, media = null, resizes = null, image = null;
+  let sent = null, timer = null, media = null, resizes = null, image = null, tries = 0;
 
   const measure = () => {
     const app = el.closest(".pe-app");
     image = app ? app.querySelector("img") : null;
-    if (!image) return;
+    if (!image) {  // the app's other views are still being attached: look again, for ten seconds at most
+      if (++tries < 40) timer = setTimeout(measure, 250);
+      return;
+    }
     if (!resizes) { resizes = new ResizeObserver(later); resizes.observe(image); }
     const width = image.getBoundingClientRect().width;
     if (!(width > 0)) return;  // hidden: a slide not shown, a collapsed output
@@ -55,7 +58,7 @@ function render({ model, el }) {
     window.removeEventListener("resize", later);
     if (media) media.removeEventListener("change", onRatio);
     if (resizes) resizes.disconnect();
-    model.send({ view, px: 0 });
+    try { model.send({ view, px: 0 }); } catch (err) { /* the app was closed first: nobody to tell */ }
   };
 }
 
