@@ -59,6 +59,22 @@ def test_voila_runs_the_deck_in_a_preheated_kernel() -> None:
     assert "--Voila.ip=127.0.0.1" in args and "--token=t" in args
 
 
+@pytest.mark.parametrize("text, seconds", [("", 0.0), ("3600", 3600.0), (" 60.5 ", 60.5), ("0", 0.0)])
+def test_the_refill_delay_can_be_set_from_the_environment(monkeypatch, text: str, seconds: float) -> None:  # noqa: ANN001
+    monkeypatch.setenv(present.REFILL_DELAY_VARIABLE, text)
+    assert f"--VoilaKernelManager.fill_delay={seconds}" in present.voila_arguments(Path("notebooks/03_x.ipynb"), 8866, "t")
+
+
+@pytest.mark.parametrize("text", ["soon", "-1", "nan", "inf", "1e999", "1 h"])
+def test_a_refill_delay_that_is_not_seconds_is_refused_naming_it(monkeypatch, capsys: pytest.CaptureFixture[str],  # noqa: ANN001
+                                                                  text: str) -> None:
+    monkeypatch.setenv(present.REFILL_DELAY_VARIABLE, text)
+    monkeypatch.chdir(REPO)
+    assert present.main(["03"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("make present: PE_PRESENT_REFILL_DELAY must be a number of seconds, 0 or more") and repr(text.strip()) in err
+
+
 def test_slide_numbers_follow_the_reveal_exporter() -> None:
     def cell(kind: str | None) -> dict:
         return {"metadata": {"slideshow": {"slide_type": kind}} if kind else {}}

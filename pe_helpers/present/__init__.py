@@ -56,15 +56,34 @@ DEFAULT_PORT = 8866
 #: Each edition's notebook folder, relative to the repository root (``make present LANG=zh``).
 EDITIONS = {"en": Path("notebooks"), "zh": Path("notebooks") / "zh"}
 #: Seconds after a visitor took the preheated kernel before Voilà prepares the next one (see voila_arguments): none,
-#: so that the next load finds a kernel that has run, or is running, the deck.
+#: so that the next load finds a kernel that has run, or is running, the deck. The environment variable
+#: ``PE_PRESENT_REFILL_DELAY`` overrides it (:func:`refill_delay`).
 REFILL_DELAY = 0.0
+REFILL_DELAY_VARIABLE = "PE_PRESENT_REFILL_DELAY"
+
 #: What the launcher prints, by edition, when the preheated kernel has run the whole deck (tests and benchmarks wait
 #: for it).
 READY_LINES = {"en": "Deck ready:", "zh": "幻灯片已就绪："}
 
 
 class DeckError(ValueError):
-    """``NB`` names no deck, or several; the message says which exist."""
+    """``NB`` names no deck, or several (the message says which exist), or a setting is not one allowed."""
+
+
+def refill_delay() -> float:
+    """:data:`REFILL_DELAY`, or the seconds in ``PE_PRESENT_REFILL_DELAY`` when it is set. The browser tests set an
+    hour: they open each deck once, and preparing a second kernel would run the whole notebook again beside the walk."""
+    text = os.environ.get(REFILL_DELAY_VARIABLE, "").strip()
+    if not text:
+        return REFILL_DELAY
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 <= seconds < float("inf"):
+        raise DeckError(_("{name} must be a number of seconds, 0 or more, got {value!r}.").format(
+            name=REFILL_DELAY_VARIABLE, value=text))
+    return seconds
 
 
 def decks(nb_dir: Path) -> list[Path]:
@@ -137,7 +156,7 @@ def voila_arguments(notebook: Path, port: int, token: str) -> list[str]:
         # Whoever takes the kernel, the next one (for a reload or a second browser) is prepared at once. Its run
         # shares the CPU with the first seconds of the lecture; a minute's delay instead left a reload waiting
         # up to a minute (57 s measured) in front of the class.
-        f"--VoilaKernelManager.fill_delay={REFILL_DELAY}",
+        f"--VoilaKernelManager.fill_delay={refill_delay()}",
     ]
 
 
@@ -241,6 +260,7 @@ def _serve(args: argparse.Namespace) -> int:
         return 0
     try:
         notebook = find_deck(args.nb, args.nb_dir)
+        refill_delay()
     except DeckError as err:
         print(f"make present: {err}", file=sys.stderr)
         return 2

@@ -77,6 +77,7 @@ class DeckServers:
         notebook = self.root / key
         lang = "zh" if key.startswith("zh/") else "en"
         env = pb.isolated_jupyter_env(self.home / "slides-home")
+        env["PE_PRESENT_REFILL_DELAY"] = "3600"  # each deck is opened once: no second run of it beside the walk
         port, token = pb.free_port(), secrets.token_hex(24)
         server = pb.start_server(
             f"make present NB={notebook.name[:2]}" + (" LANG=zh" if lang == "zh" else ""),
