@@ -112,7 +112,7 @@ grade: $(STAMP)
 # Bytecode is cached even where PYTHONDONTWRITEBYTECODE is set (CI sets it): each worker, kernel and server would
 # otherwise compile pe_helpers and pytest would rewrite every test module again (about 4 s per worker here).
 test: $(STAMP) $(PROXY_STAMP)
-	PYTHONDONTWRITEBYTECODE= MPLBACKEND=Agg OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest tests notebooks $(NBVAL) -q -n 3 \
+	PYTHONDONTWRITEBYTECODE= MPLBACKEND=Agg OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest tests notebooks $(NBVAL) -q -n 4 \
 		--dist loadfile --no-loadscope-reorder --ignore=tests/grading
 
 # The grading tests (tests/grading/, left out of `make test`: several minutes, each submission runs a whole notebook):
