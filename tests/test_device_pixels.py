@@ -56,6 +56,16 @@ def test_render_png_refuses_a_resolution_it_cannot_budget(bad: object) -> None:
         fb.render_png(fb.new_figure(4, 2, layout=None), dpi=bad)
 
 
+def _assert_shows_a_fresh_phasor_at(app, device_px: int) -> None:  # noqa: ANN001
+    """``app`` shows pixel for pixel what a new phasor app of its values draws for a view of ``device_px`` pixels."""
+    fresh = phasor_app(**{name: c.value for name, c in app.controls.items()})
+    try:
+        fresh.fit_device_width(device_px)
+        np.testing.assert_array_equal(_pixels(app.image.value), _pixels(fresh.image.value))
+    finally:
+        fresh.close()
+
+
 def _probe() -> tuple[DevicePixels, list]:
     calls: list = []
     return DevicePixels(calls.append), calls
@@ -114,12 +124,7 @@ def test_an_app_renders_for_the_pixels_its_view_reports_and_no_more_often() -> N
         app.controls["k"].value = 7
         app.pixels._received(app.pixels, {"view": "a", "px": 1696}, [])  # the same window on a 2× screen
         assert (app.dpi, _png_width(app.image.value)) == (175, 1750)
-        fresh = phasor_app(**{name: c.value for name, c in app.controls.items()})
-        try:
-            fresh.fit_device_width(1696)
-            np.testing.assert_array_equal(_pixels(app.image.value), _pixels(fresh.image.value))
-        finally:
-            fresh.close()
+        _assert_shows_a_fresh_phasor_at(app, 1696)
         app.pixels._received(app.pixels, {"view": "a", "px": 0}, [])  # the view closed: keep what was drawn
         assert app.dpi == 175
     finally:
@@ -191,11 +196,6 @@ def test_a_report_and_control_moves_from_two_threads_take_turns() -> None:
             t.join(timeout=120)
         assert not errors, errors
         assert app.dpi == 125 and _png_width(app.image.value) == 1250
-        fresh = phasor_app(**{name: c.value for name, c in app.controls.items()})
-        try:
-            fresh.fit_device_width(1250)
-            np.testing.assert_array_equal(_pixels(app.image.value), _pixels(fresh.image.value))
-        finally:
-            fresh.close()
+        _assert_shows_a_fresh_phasor_at(app, 1250)
     finally:
         app.close()
