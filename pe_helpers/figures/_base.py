@@ -38,6 +38,7 @@ from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.text import Text
 
 from ..i18n import _, font_family
+from ._stamps import StampingRenderer, TextStamps
 
 __all__ = [
     "single_thread",
@@ -156,6 +157,18 @@ class CachedFigure(Figure):
         self.background: tuple[tuple[int, int], object] | None = None
         #: The smallest visible text in points at the last full draw (:func:`min_font_pt`).
         self.smallest_text_pt: float | None = None
+        #: The pixels of the texts it drew, composited again when the same text comes back (:mod:`._stamps`).
+        self.text_stamps = TextStamps()
+        self._stamping: StampingRenderer | None = None
+
+    def stamping(self, renderer):  # noqa: ANN001, ANN201 - any Agg renderer
+        """``renderer`` with this figure's texts drawn through :attr:`text_stamps` (one wrapper per renderer), if the
+        figure redraws (it has dynamic artists); ``renderer`` itself for a figure drawn once."""
+        if not self.dynamic:
+            return renderer
+        if self._stamping is None or self._stamping.renderer is not renderer:
+            self._stamping = StampingRenderer(renderer, self.text_stamps)
+        return self._stamping
 
     @property
     def display_width(self) -> int:
@@ -187,7 +200,7 @@ class CachedFigure(Figure):
         for artist in saving:
             artist.set_animated(False)
         try:
-            super().draw(renderer)
+            super().draw(self.stamping(renderer))
         finally:
             for artist in saving:
                 artist.set_animated(True)
@@ -470,9 +483,10 @@ def _blit(fig: Figure) -> memoryview:
         fig.background = (size, canvas.copy_from_bbox(fig.bbox))
     else:
         canvas.restore_region(fig.background[1])
+    renderer = fig.stamping(canvas.get_renderer())
     for artist in dynamic:
         if artist.get_visible():
-            fig.draw_artist(artist)
+            artist.draw(renderer)
     return canvas.buffer_rgba()
 
 
