@@ -11,6 +11,7 @@ through ``BENCH_KWARGS`` (see :func:`pe_helpers.apps._base.factory_kwargs`).
 from __future__ import annotations
 
 import inspect
+import re
 
 import ipywidgets as widgets
 import pytest
@@ -53,6 +54,8 @@ def test_every_control_across_its_range_redraws(name: str) -> None:
                 assert control.value == value
                 assert app.renders == renders + 1, f"{name}: setting {control_name}={value!r} did not render once"
                 assert app.image.value != image, f"{name}: setting {control_name}={value!r} left the image unchanged"
+                assert not re.search(r"\de[+-]?\d", app.caption.value), \
+                    f"{name}: its readout prints a number in scientific form: {app.caption.value!r}"
                 changed += 1
             assert changed >= 1, f"{name}: the sweep of {control_name} ({values}) never changed its value"
             start = initial[control_name]

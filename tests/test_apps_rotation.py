@@ -10,6 +10,7 @@ import torch
 
 from pe_helpers import inverse_frequencies, shift_matrix, sinusoidal
 from pe_helpers.apps import APPS, dot_product_app, phasor_app
+from pe_helpers.figures._base import format_number
 
 D = 16
 
@@ -99,7 +100,7 @@ def _assert_dot(app, d: int, base: float, p: int, k_max: int) -> None:
     assert ax.get_xlim() == pytest.approx((-k_max, k_max))
     low, high = ax.get_ylim()
     assert high > d / 2 and low < float(np.min(curve.get_ydata()))
-    assert f"d = {d}, base = {base:g}, p = {p}:" in app.caption.value
+    assert f"d = {d}, base = {format_number(base)}, p = {p}:" in app.caption.value
 
 
 @pytest.mark.parametrize(

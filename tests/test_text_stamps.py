@@ -23,6 +23,7 @@ KINDS = {
     "rotated -120": dict(s="-120°", rotation=-120, rotation_mode="anchor"),
     "math": dict(s=r"$\omega_i = 10000^{-2i/d}$", fontsize=16),
     "multi-line": dict(s="two\nlines", ha="center", va="center", fontsize=15),
+    "multi-line rotated": dict(s="token accuracy\n(one seed)", rotation=90, ha="center", va="center"),
     "alpha colour": dict(s="faint", color="#D55E00", alpha=0.4, fontsize=22),
     "big bold": dict(s="W", fontsize=60, fontweight="bold"),
     "boxed": dict(s="boxed", bbox=dict(facecolor="#E69F00", alpha=0.5)),
@@ -30,7 +31,7 @@ KINDS = {
     "blank": dict(s="   "),
     "empty": dict(s=""),
 }
-PLACES = [(0.31, 0.47), (0.3137, 0.4719), (0.97, 0.5), (0.02, 0.03)]  # whole and part pixels; running off an edge
+PLACES = [(0.3137, 0.4719), (0.97, 0.03)]  # part pixels; running off two edges
 
 
 def _figure(dpi: float, x: float, y: float, **text: object) -> tuple[fb.CachedFigure, object]:
@@ -59,7 +60,7 @@ def _assert_as_drawn(stamped: np.ndarray, straight: np.ndarray) -> None:
     assert (differ > 0).sum() <= max(4, inked // 100), f"{(differ > 0).sum()} pixels differ of {inked} inked"
 
 
-@pytest.mark.parametrize("dpi", [100, 175, 400])
+@pytest.mark.parametrize("dpi", [100, 400])
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_stamped_text_is_the_text_matplotlib_draws(kind: str, dpi: float, monkeypatch: pytest.MonkeyPatch) -> None:
     for x, y in PLACES:
@@ -150,10 +151,11 @@ def _sweep(app: object, start: dict) -> None:
         app.controls[name].value = value
 
 
-@pytest.mark.parametrize("name, px", [*((name, 1000) for name in APPS), ("permutation_app", 4000),
-                                      ("mixing_app", 4000)])
+@pytest.mark.parametrize("name, px", [("permutation_app", 1000), ("dot_product_app", 1000),
+                                      ("frequency_heatmap_app", 1000), ("rope_shift_app", 4000)])
 def test_an_app_swept_again_lays_out_no_text_and_keeps_to_the_budget(name: str, px: int) -> None:
-    """At the largest render too (4000 px: the two apps with the most texts), every text of a sweep stays kept."""
+    """Three kinds of changing text: tokens moving between slots, axes whose ticks move, a heatmap's ticks and title.
+    At the largest render too (4000 px), every text of a sweep stays kept."""
     app = APPS[name](**factory_kwargs(APPS[name]))
     start = {control: widget.value for control, widget in app.controls.items()}
     try:

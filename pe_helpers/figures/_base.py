@@ -145,6 +145,8 @@ class CachedFigure(Figure):
       in one memory copy (``canvas.restore_region``) and draws the dynamic artists on top, in the order given
       (``fig.draw_artist``). After changing anything *not* dynamic (limits, tick labels, colorbars) call
       ``fig.invalidate_background()``. Use a fixed layout (:func:`settle_layout`) before ``set_dynamic``.
+    * **Texts stamped**: a figure with dynamic artists draws every text through its :attr:`text_stamps`
+      (:mod:`pe_helpers.figures._stamps`): a text is rasterised once and its pixels composited on later draws.
     * **Legible**: every full draw first raises any text below :data:`MIN_FONT_PT` to it (:func:`legible`).
     * **Shown before anything runs**: ``_repr_mimebundle_`` is a PNG at :data:`RENDER_SCALE` × its
       displayed size, with the displayed width in the metadata (JupyterLab, Notebook 7, GitHub, nbviewer).

@@ -127,7 +127,10 @@ class StampingRenderer:
 
     def _draw_alone(self, gc, across: float, down: float, s, prop, angle, ismath, mtext) -> Stamp | None:  # noqa: ANN001
         """``s`` drawn onto a transparent canvas of its own, anchored ``(across, down)`` past a whole pixel; ``None``
-        if that canvas would be larger than the budget."""
+        if that canvas would be larger than the budget, or the glyphs reach its edge (the text is then drawn straight).
+
+        The canvas reaches as far as the text's measured box, rotated, on every side of the anchor.
+        """
         width, height, descent = self.renderer.get_text_width_height_descent(s, prop, ismath)
         turn = math.radians(angle)
         corners = [(u * math.cos(turn) - v * math.sin(turn), u * math.sin(turn) + v * math.cos(turn))
@@ -143,7 +146,7 @@ class StampingRenderer:
             own.copy_properties(gc)
             own.set_clip_rectangle(None)
             own.set_clip_path(None)
-            alone.draw_text(own, half_w + across, h - (half_h + down), s, prop, angle, ismath=ismath, mtext=mtext)
+            alone.draw_text(own, half_w + across, half_h - down, s, prop, angle, ismath=ismath, mtext=mtext)
         finally:
             own.restore()
         rgba = np.asarray(alone.buffer_rgba())
@@ -152,5 +155,7 @@ class StampingRenderer:
         if not len(rows):
             return np.zeros((0, 0, 4), np.uint8), 0, 0
         r0, r1, c0, c1 = rows[0], rows[-1] + 1, columns[0], columns[-1] + 1
-        # Agg puts a glyph's top row at int(height) - floor(height - y) - its ascent: the same offset on any canvas
-        return rgba[r0:r1, c0:c1][::-1].copy(), int(c0) - half_w, int(r0) - (h - half_h)
+        if r0 == 0 or c0 == 0 or r1 == h or c1 == w:
+            return None
+        # Agg anchors a text in row int(height) - floor(height - y): here ``half_h``, on the canvas int(height) - down_px
+        return rgba[r0:r1, c0:c1][::-1].copy(), int(c0) - half_w, int(r0) - half_h

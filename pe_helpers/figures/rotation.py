@@ -195,8 +195,8 @@ def build_dot_product(*, d: int = 64, base: float = 10000.0, p: int = 0, k_max: 
         ax.set_ylim(low - pad, high + 2 * pad)
         art["note"].set_text(_("d = {d}, base = {base}, p = {p}: value d/2 = {half} at k = 0").format(
             d=d, base=format_number(base), p=p, half=d // 2))
-        return _("d = {d}, base = {base:g}, p = {p}: PE(p)·PE(p+k) = {half} at k = 0, minimum {low:.3f}; "
-                 "{rise}").format(d=d, base=base, p=p, half=d // 2, low=low, rise=rise_msg)
+        return _("d = {d}, base = {base}, p = {p}: PE(p)·PE(p+k) = {half} at k = 0, minimum {low:.3f}; "
+                 "{rise}").format(d=d, base=format_number(base), p=p, half=d // 2, low=low, rise=rise_msg)
 
     update(d=256, base=1e6, p=0, k_max=1024)  # widest tick labels first, so every later value fits
     settle_layout(fig)
