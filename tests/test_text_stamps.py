@@ -142,30 +142,23 @@ def test_the_budget_holds_and_texts_beyond_it_are_drawn_the_same(monkeypatch: py
     assert len(fig.text_stamps) == kept
 
 
-def _sweep(app: object, start: dict) -> None:
-    """Each control across its range in turn, then back to ``start``: the same states every time from ``start``."""
-    for control in app.controls.values():
-        for value in sweep_values(control):
-            control.value = value
-    for name, value in start.items():
-        app.controls[name].value = value
-
-
-@pytest.mark.parametrize("name, px", [("permutation_app", 1000), ("dot_product_app", 1000),
-                                      ("frequency_heatmap_app", 1000), ("rope_shift_app", 4000)])
-def test_an_app_swept_again_lays_out_no_text_and_keeps_to_the_budget(name: str, px: int) -> None:
-    """Three kinds of changing text: tokens moving between slots, axes whose ticks move, a heatmap's ticks and title.
-    At the largest render too (4000 px), every text of a sweep stays kept."""
+@pytest.mark.parametrize("name", ["permutation_app", "dot_product_app", "frequency_heatmap_app", "mixing_app"])
+def test_an_app_moved_back_lays_out_no_text_again(name: str) -> None:
+    """Four kinds of changing text: tokens moving between slots, axes whose ticks move, a heatmap's ticks and title, a
+    colour bar's ticks. Each slider across its range, then across it again: the second time, every text is kept."""
     app = APPS[name](**factory_kwargs(APPS[name]))
-    start = {control: widget.value for control, widget in app.controls.items()}
     try:
-        app.fit_device_width(px)
-        _sweep(app, start)
-        stamps = app.figure.text_stamps
-        misses = stamps.misses
-        _sweep(app, start)
-        assert stamps.misses == misses, f"{name} at {px} px: texts it had drawn were laid out again"
-        assert 0 < stamps.bytes <= STAMP_BUDGET_BYTES
+        for control in app.controls.values():
+            if not hasattr(control, "min"):
+                continue
+            values = sweep_values(control)
+            for value in values:
+                control.value = value
+            misses = app.figure.text_stamps.misses
+            for value in values:
+                control.value = value
+            assert app.figure.text_stamps.misses == misses, f"{name}: texts it had drawn were laid out again"
+        assert 0 < app.figure.text_stamps.bytes <= STAMP_BUDGET_BYTES
     finally:
         app.close()
 

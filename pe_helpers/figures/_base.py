@@ -145,8 +145,8 @@ class CachedFigure(Figure):
       in one memory copy (``canvas.restore_region``) and draws the dynamic artists on top, in the order given
       (``fig.draw_artist``). After changing anything *not* dynamic (limits, tick labels, colorbars) call
       ``fig.invalidate_background()``. Use a fixed layout (:func:`settle_layout`) before ``set_dynamic``.
-    * **Texts stamped**: a figure with dynamic artists draws every text through its :attr:`text_stamps`
-      (:mod:`pe_helpers.figures._stamps`): a text is rasterised once and its pixels composited on later draws.
+    * **Texts stamped**: the texts of the dynamic artists are drawn through the figure's :attr:`text_stamps`
+      (:mod:`pe_helpers.figures._stamps`): a text is rasterised once and its pixels composited on later renders.
     * **Legible**: every full draw first raises any text below :data:`MIN_FONT_PT` to it (:func:`legible`).
     * **Shown before anything runs**: ``_repr_mimebundle_`` is a PNG at :data:`RENDER_SCALE` × its
       displayed size, with the displayed width in the metadata (JupyterLab, Notebook 7, GitHub, nbviewer).
@@ -163,11 +163,9 @@ class CachedFigure(Figure):
         self.text_stamps = TextStamps()
         self._stamping: StampingRenderer | None = None
 
-    def stamping(self, renderer):  # noqa: ANN001, ANN201 - any Agg renderer
-        """``renderer`` with this figure's texts drawn through :attr:`text_stamps` (one wrapper per renderer), if the
-        figure redraws (it has dynamic artists); ``renderer`` itself for a figure drawn once."""
-        if not self.dynamic:
-            return renderer
+    def stamping(self, renderer) -> StampingRenderer:  # noqa: ANN001 - any Agg renderer
+        """``renderer`` with texts drawn through :attr:`text_stamps` (one wrapper per renderer): what the dynamic
+        artists are drawn with on every render."""
         if self._stamping is None or self._stamping.renderer is not renderer:
             self._stamping = StampingRenderer(renderer, self.text_stamps)
         return self._stamping
@@ -202,7 +200,7 @@ class CachedFigure(Figure):
         for artist in saving:
             artist.set_animated(False)
         try:
-            super().draw(self.stamping(renderer))
+            super().draw(renderer)
         finally:
             for artist in saving:
                 artist.set_animated(True)

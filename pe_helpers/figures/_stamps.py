@@ -15,8 +15,9 @@ Exactness: Agg blends a glyph into a pixel as its colour with alpha ``coverage Ã
 that blend stores the colour unchanged with that alpha, and ``draw_image`` blends the stored pixel with the same
 formula (matplotlib's plain-RGBA blender), so a stamp gives the canvas the pixels the glyph gives it drawn straight.
 Where two glyphs of one string share an anti-aliased edge pixel, they are blended with each other first, which may
-differ from drawing them one after the other by one level in 255 (a few pixels per figure). Every draw of a figure
-that stamps (a whole draw, a saved image, a partial redraw) stamps every text, so those agree pixel for pixel.
+differ from drawing them one after the other by one level in 255 (a few pixels per figure). Only the texts an app
+redraws are stamped (its dynamic artists', on every render, from the first); the kept background and a saved image
+(``savefig``) draw their texts straight, so a saved image may differ from an app's render there, by that one level.
 """
 
 from __future__ import annotations
