@@ -140,6 +140,9 @@ def test_the_budget_holds_and_texts_beyond_it_are_drawn_the_same(monkeypatch: py
     kept = len(fig.text_stamps)
     np.testing.assert_array_equal(fb.render_rgba(fig), _straight(fig, monkeypatch))
     assert len(fig.text_stamps) == kept
+    misses = fig.text_stamps.misses
+    fb.render_rgba(fig)
+    assert fig.text_stamps.misses == misses, "a text drawn straight was tried alone again on the next render"
 
 
 @pytest.mark.parametrize("name", ["permutation_app", "dot_product_app", "frequency_heatmap_app", "mixing_app"])

@@ -38,6 +38,8 @@ __all__ = ["Stamp", "TextStamps", "StampingRenderer", "STAMP_BUDGET_BYTES"]
 STAMP_BUDGET_BYTES = 16 * 2**20
 #: Room around a text's measured extent on its own canvas, in px: glyphs overhang their advance (anti-aliased edges).
 _PAD = 4
+#: The most texts a figure remembers to draw straight (a bounded set of keys: forgotten all at once when full).
+_STRAIGHT_KEYS = 4096
 
 #: A text's pixels (RGBA rows bottom-up, as ``draw_image`` takes them; 0 × 0 for a blank text), and the column and
 #: row of their top-left corner from the pixel the text is anchored in.
@@ -47,7 +49,8 @@ Stamp = tuple[np.ndarray, int, int]
 class TextStamps:
     """A figure's kept texts, by what decides their pixels; at most ``budget`` bytes, least recently used out first.
 
-    ``hits`` and ``misses`` count lookups (tests and benchmarks read them).
+    ``hits`` and ``misses`` count lookups (tests and benchmarks read them); ``straight`` holds the keys of texts that
+    cannot be stamped (see :class:`StampingRenderer`), so they are not tried again on every render.
     """
 
     def __init__(self, budget: int = STAMP_BUDGET_BYTES) -> None:
@@ -56,6 +59,7 @@ class TextStamps:
         self.hits = 0
         self.misses = 0
         self._kept: OrderedDict[tuple, Stamp] = OrderedDict()
+        self.straight: set[tuple] = set()
 
     def __len__(self) -> int:
         return len(self._kept)
@@ -69,6 +73,12 @@ class TextStamps:
         self.hits += 1
         self._kept.move_to_end(key)
         return stamp
+
+    def draw_straight(self, key: tuple) -> None:
+        """Remember that the text under ``key`` is drawn straight."""
+        if len(self.straight) >= _STRAIGHT_KEYS:
+            self.straight.clear()
+        self.straight.add(key)
 
     def put(self, key: tuple, stamp: Stamp) -> None:
         """Keep ``stamp`` under ``key``, dropping the least recently used until the budget holds (a stamp larger than
@@ -86,7 +96,8 @@ class StampingRenderer:
     """The renderer a figure's draw is given: ``renderer`` for everything, :class:`TextStamps` for ``draw_text``.
 
     A clipped text is drawn straight (its clip could cut a stamp differently from its glyphs), as is a text whose own
-    canvas would be larger than the budget; each text is drawn the same way at every draw.
+    canvas would be larger than the budget or whose glyphs reach that canvas's edge; each text is drawn the same way
+    at every draw.
     """
 
     def __init__(self, renderer: RendererAgg, stamps: TextStamps) -> None:
@@ -108,12 +119,16 @@ class StampingRenderer:
         hinting = (matplotlib.rcParams["text.hinting"], matplotlib.rcParams["text.hinting_factor"])
         key = (s, prop, angle, bool(ismath), shaping, hinting, tuple(gc.get_rgb()), gc.get_alpha(),
                gc.get_forced_alpha(), bool(gc.get_antialiased()), self.renderer.dpi, x - across_px, down - down_px)
+        if key in self.stamps.straight:
+            return self.renderer.draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
         stamp = self.stamps.get(key)
         if stamp is None:
+            kept_key = (*key[:1], prop.copy(), *key[2:])  # a copy: the text's own font may change later
             stamp = self._draw_alone(gc, x - across_px, down - down_px, s, prop, angle, ismath, mtext)
             if stamp is None:
+                self.stamps.draw_straight(kept_key)
                 return self.renderer.draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
-            self.stamps.put((*key[:1], prop.copy(), *key[2:]), stamp)  # a copy: the text's own may change later
+            self.stamps.put(kept_key, stamp)
         pixels, column, row = stamp
         if not pixels.size:
             return None
