@@ -539,6 +539,19 @@ def shows_value(caption: str, value: str) -> bool:
     return any(abs(n - target) <= tol for n in numbers_in(caption))
 
 
+def wait_caption_shows(app, value: str, *, timeout: float = APP_MOVE_TIMEOUT) -> str:  # noqa: ANN001
+    """Wait (at most ``timeout``) until an app's caption shows the control readout ``value``; return the caption.
+    The kernel writes the caption before the image, so an image that changed first was drawn for something else
+    (a view reporting its width)."""
+    caption = app.locator(".pe-caption").first
+    deadline = time.monotonic() + timeout
+    while True:
+        text = caption.text_content() or ""
+        if shows_value(text, value) or time.monotonic() > deadline:
+            return text
+        app.page.wait_for_timeout(50)
+
+
 #: Watches the notebook's execution indicator: the kernel goes busy, then idle, for every
 #: widget message it handles. "busy then idle, and 1.5 s later the image is unchanged" means
 #: the kernel handled the move and the figure did not depend on that control.
