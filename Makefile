@@ -105,9 +105,9 @@ grade: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" MPLBACKEND=Agg OMP_NUM_THREADS=1 $(BIN)/python -m pe_helpers.grading grade \
 		--course '$(COURSE)' --exchange '$(EXCHANGE)' --out build/grades --lang $(EDITION) $(ASSIGNMENTS)
 
-# Three workers on two cores: tests/browser/ runs on one of them, first (tests/conftest.py), and mostly waits (for a
-# held key, a kernel, Chromium); the other two take the CPU it leaves, at a lower priority (os.nice). Measured here:
-# 363 s with two workers, 313 s with three. One thread per torch process: workers and their kernels each starting a
+# Four workers on two cores: tests/browser/ runs on one of them, first (tests/conftest.py), and mostly waits (for a
+# held key, a kernel, Chromium); the other three take the CPU it leaves, at a lower priority (os.nice). Measured here:
+# 363 s with two workers, 313 s with three, 264 s with four. One thread per torch process: workers and their kernels each starting a
 # pool of two threads on two cores only made them wait for each other.
 # Bytecode is cached even where PYTHONDONTWRITEBYTECODE is set (CI sets it): each worker, kernel and server would
 # otherwise compile pe_helpers and pytest would rewrite every test module again (about 4 s per worker here).
