@@ -1150,9 +1150,18 @@ FIGURE_FONTS_JS = """async (scope) => {
 }"""
 
 
-def figure_fonts(page, scope: str = "") -> list[dict]:  # noqa: ANN001
-    """:data:`FIGURE_FONTS_JS` for every figure image in ``scope`` (default: the whole page)."""
-    return page.evaluate(FIGURE_FONTS_JS, scope or "body")
+def figure_fonts(page, scope: str = "", *, settle: float = 5.0) -> list[dict]:  # noqa: ANN001
+    """:data:`FIGURE_FONTS_JS` for every figure image in ``scope`` (default: the whole page).
+
+    An app's image may be in the middle of being replaced (a view that just reported its width gets a new render;
+    the widget revokes the old image's URL): an app image that cannot be measured is measured again, for at most
+    ``settle`` seconds. A stored figure is measured once; one that still cannot be measured is reported as such."""
+    deadline = time.monotonic() + settle
+    while True:
+        rows = page.evaluate(FIGURE_FONTS_JS, scope or "body")
+        if not any(r["app"] and (r["css"] is None or r["screen"] is None) for r in rows) or time.monotonic() > deadline:
+            return rows
+        page.wait_for_timeout(100)
 
 
 def illegible_figures(rows: list[dict], minimum: float = MIN_FIGURE_TEXT_CSS_PX) -> list[str]:
